@@ -1,0 +1,325 @@
+//! Plain-data descriptions of links and paths, as a scenario file states them.
+//!
+//! Nothing here holds state; [`crate::Link`] and [`crate::Path`] are built from these.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Bytes added to every QUIC datagram on the wire: IPv4 (20) + UDP (8) headers.
+///
+/// Link rates apply to IP packets, so a 1472-byte QUIC datagram occupies 1500 bytes of link
+/// time — as it would on a real satellite terminal.
+pub const IP_UDP_HEADER_BYTES: u32 = 28;
+
+/// Default path MTU in bytes (IP packet size), as on Ethernet-attached satellite terminals.
+pub const DEFAULT_MTU_BYTES: u32 = 1500;
+
+/// How large the bottleneck buffer is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueLimit {
+    /// At most this many bytes of IP packets may wait (including the one being serialized).
+    Bytes(u64),
+    /// At most this many packets may wait (including the one being serialized).
+    Packets(u64),
+    /// A multiple of the path's bandwidth-delay product: initial rate of this link times the
+    /// two-way propagation delay of the bottleneck (forward + return delay, no access delay).
+    BdpMultiple(f64),
+}
+
+/// Random Early Detection parameters (Floyd & Jacobson 1993; seed 002 §4 uses min 5, max 15
+/// packets, queue 50 packets).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RedConfig {
+    /// Average queue (packets) below which nothing is dropped early.
+    pub min_threshold_packets: f64,
+    /// Average queue (packets) at and above which every arrival is dropped.
+    pub max_threshold_packets: f64,
+    /// Drop probability reached as the average approaches the max threshold.
+    pub max_probability: f64,
+    /// EWMA weight of the average queue estimate (0.002 in the RED paper and ns-2).
+    pub weight: f64,
+}
+
+impl Default for RedConfig {
+    fn default() -> Self {
+        Self {
+            min_threshold_packets: 5.0,
+            max_threshold_packets: 15.0,
+            max_probability: 0.1,
+            weight: 0.002,
+        }
+    }
+}
+
+/// The queue discipline of a link's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Aqm {
+    /// Drop an arrival only when the buffer is full.
+    #[default]
+    DropTail,
+    /// Drop early with a probability growing with the average queue; the buffer limit still
+    /// applies as a hard limit.
+    Red(RedConfig),
+}
+
+/// Random (non-congestion) loss applied to packets that made it through the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "snake_case", tag = "model")]
+pub enum LossModel {
+    /// Every packet is delivered.
+    #[default]
+    None,
+    /// Each packet is lost independently with this probability (0..=1).
+    Bernoulli {
+        /// Loss probability per packet.
+        probability: f64,
+    },
+    /// Two-state Markov chain (Gilbert-Elliott), one transition per packet. Stationary loss
+    /// rate = (r·loss_in_good + p·loss_in_bad) / (p + r); with loss_in_bad = 1 and
+    /// loss_in_good = 0 the mean loss burst is 1/r packets.
+    GilbertElliott {
+        /// Probability of moving from the good to the bad state (p).
+        p_good_to_bad: f64,
+        /// Probability of moving from the bad to the good state (r).
+        p_bad_to_good: f64,
+        /// Loss probability while in the good state (usually 0).
+        loss_in_good: f64,
+        /// Loss probability while in the bad state (usually 1).
+        loss_in_bad: f64,
+    },
+}
+
+impl LossModel {
+    /// The long-run fraction of packets this model loses.
+    pub fn stationary_loss_rate(&self) -> f64 {
+        match *self {
+            LossModel::None => 0.0,
+            LossModel::Bernoulli { probability } => probability,
+            LossModel::GilbertElliott {
+                p_good_to_bad: p,
+                p_bad_to_good: r,
+                loss_in_good,
+                loss_in_bad,
+            } => {
+                if p + r == 0.0 {
+                    loss_in_good
+                } else {
+                    (r * loss_in_good + p * loss_in_bad) / (p + r)
+                }
+            }
+        }
+    }
+}
+
+/// A change of a link's properties at a point in time (e.g. a rate drop from 50 to 10 Mbit/s
+/// at 5 s, or a LEO handover changing the propagation delay). Unset fields keep their value.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ScheduleStep {
+    /// Time since the start of the run at which the change happens.
+    pub at: Duration,
+    /// New serialization rate in bits per second.
+    pub rate_bps: Option<u64>,
+    /// New one-way propagation delay.
+    pub delay: Option<Duration>,
+    /// New random loss model.
+    pub loss: Option<LossModel>,
+}
+
+/// One direction of the bottleneck.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkConfig {
+    /// Serialization rate of IP packets, bits per second.
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Buffer size.
+    pub queue: QueueLimit,
+    /// Queue discipline.
+    pub aqm: Aqm,
+    /// Random loss model.
+    pub loss: LossModel,
+    /// Changes over time, sorted by `at`.
+    pub schedule: Vec<ScheduleStep>,
+}
+
+impl LinkConfig {
+    /// A drop-tail, loss-free link with a one-BDP buffer.
+    pub fn new(rate_bps: u64, delay: Duration) -> Self {
+        Self {
+            rate_bps,
+            delay,
+            queue: QueueLimit::BdpMultiple(1.0),
+            aqm: Aqm::DropTail,
+            loss: LossModel::None,
+            schedule: Vec::new(),
+        }
+    }
+}
+
+/// A dumbbell: every flow crosses the same bottleneck in both directions, plus a private,
+/// unlimited-rate access segment with its own one-way delay (added in each direction), so flows
+/// can have different RTTs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathConfig {
+    /// Server → client (download) direction.
+    pub forward: LinkConfig,
+    /// Client → server (upload, ACK) direction.
+    pub return_link: LinkConfig,
+    /// Largest IP packet the path carries, bytes; larger packets are dropped and counted.
+    pub mtu_bytes: u32,
+    /// Extra one-way delay of each flow's access segment, indexed by flow.
+    pub access_delays: Vec<Duration>,
+}
+
+impl PathConfig {
+    /// Two-way propagation delay of the bottleneck alone (the base RTT of a flow without access
+    /// delay); the reference for `QueueLimit::BdpMultiple`.
+    pub fn base_rtt(&self) -> Duration {
+        self.forward.delay + self.return_link.delay
+    }
+
+    /// Base RTT of one flow: bottleneck propagation plus its access delay both ways.
+    pub fn flow_base_rtt(&self, flow: usize) -> Duration {
+        self.base_rtt() + 2 * self.access_delays.get(flow).copied().unwrap_or_default()
+    }
+}
+
+/// Why a link or path configuration cannot be simulated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// A rate is zero; serialization time would be infinite.
+    #[error("{field}: rate must be greater than zero")]
+    ZeroRate {
+        /// Which field.
+        field: String,
+    },
+    /// A probability is outside 0..=1.
+    #[error("{field}: probability {value} is outside 0..=100%")]
+    Probability {
+        /// Which field.
+        field: String,
+        /// The offending value.
+        value: f64,
+    },
+    /// The buffer cannot hold even one packet of the path MTU.
+    #[error("{field}: buffer of {limit_bytes} bytes cannot hold one {mtu_bytes}-byte packet")]
+    QueueTooSmall {
+        /// Which field.
+        field: String,
+        /// Resolved limit in bytes.
+        limit_bytes: u64,
+        /// Path MTU.
+        mtu_bytes: u32,
+    },
+    /// A queue limit or RED parameter makes no sense.
+    #[error("{field}: {problem}")]
+    Invalid {
+        /// Which field.
+        field: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+fn check_probability(field: &str, value: f64) -> Result<(), ConfigError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(ConfigError::Probability {
+            field: field.to_owned(),
+            value,
+        })
+    }
+}
+
+impl LossModel {
+    /// Checks every probability; `field` names the model in errors.
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        match *self {
+            LossModel::None => Ok(()),
+            LossModel::Bernoulli { probability } => check_probability(field, probability),
+            LossModel::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_in_good,
+                loss_in_bad,
+            } => {
+                check_probability(&format!("{field}.p"), p_good_to_bad)?;
+                check_probability(&format!("{field}.r"), p_bad_to_good)?;
+                check_probability(&format!("{field}.loss_in_good"), loss_in_good)?;
+                check_probability(&format!("{field}.loss_in_bad"), loss_in_bad)
+            }
+        }
+    }
+}
+
+impl LinkConfig {
+    /// Checks rates, probabilities, RED thresholds and schedule order; `field` names the link.
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        if self.rate_bps == 0 {
+            return Err(ConfigError::ZeroRate {
+                field: format!("{field}.rate"),
+            });
+        }
+        self.loss.validate(&format!("{field}.loss"))?;
+        match self.queue {
+            QueueLimit::Bytes(0) | QueueLimit::Packets(0) => {
+                return Err(ConfigError::Invalid {
+                    field: format!("{field}.queue"),
+                    problem: "queue limit must be greater than zero".into(),
+                });
+            }
+            QueueLimit::BdpMultiple(m) if !(m.is_finite() && m > 0.0) => {
+                return Err(ConfigError::Invalid {
+                    field: format!("{field}.queue"),
+                    problem: format!("BDP multiple must be positive, got {m}"),
+                });
+            }
+            _ => {}
+        }
+        if let Aqm::Red(red) = self.aqm {
+            let field = format!("{field}.red");
+            if !(red.min_threshold_packets >= 0.0
+                && red.max_threshold_packets > red.min_threshold_packets)
+            {
+                return Err(ConfigError::Invalid {
+                    field,
+                    problem: format!(
+                        "need 0 <= min ({}) < max ({}) threshold",
+                        red.min_threshold_packets, red.max_threshold_packets
+                    ),
+                });
+            }
+            check_probability(&format!("{field}.max_p"), red.max_probability)?;
+            if !(red.weight > 0.0 && red.weight <= 1.0) {
+                return Err(ConfigError::Invalid {
+                    field: format!("{field}.weight"),
+                    problem: format!("EWMA weight must be in (0, 1], got {}", red.weight),
+                });
+            }
+        }
+        let mut previous = Duration::ZERO;
+        for (i, step) in self.schedule.iter().enumerate() {
+            let field = format!("{field}.schedule[{i}]");
+            if step.at < previous {
+                return Err(ConfigError::Invalid {
+                    field: format!("{field}.at"),
+                    problem: "schedule steps must be in time order".into(),
+                });
+            }
+            previous = step.at;
+            if step.rate_bps == Some(0) {
+                return Err(ConfigError::ZeroRate {
+                    field: format!("{field}.rate"),
+                });
+            }
+            if let Some(loss) = step.loss {
+                loss.validate(&format!("{field}.loss"))?;
+            }
+        }
+        Ok(())
+    }
+}

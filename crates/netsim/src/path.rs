@@ -1,0 +1,285 @@
+//! The dumbbell: N flows share one bottleneck (a forward and a return [`Link`]); each flow has
+//! a private access segment of constant delay on the server side.
+//!
+//! Forward packets (server → client) cross the access segment, then the bottleneck; return
+//! packets (client → server) cross the bottleneck, then the access segment. Access segments
+//! have no rate limit and no loss, so they only shift a flow's RTT.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::config::{ConfigError, PathConfig};
+use crate::link::{Link, LinkStats, Verdict};
+
+/// Which way a packet travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Server → client (downloads flow this way).
+    Forward,
+    /// Client → server (uploads and the ACKs of downloads).
+    Return,
+}
+
+/// A packet that reached its destination endpoint.
+#[derive(Debug)]
+pub struct Delivery<P> {
+    /// Which way it travelled (Forward: it arrives at the client).
+    pub direction: Direction,
+    /// Index of the flow it belongs to.
+    pub flow: usize,
+    /// IP size, bytes.
+    pub wire_bytes: u32,
+    /// Arrival time.
+    pub at: Duration,
+    /// What the sender handed in.
+    pub payload: P,
+}
+
+/// Per-flow counters at the bottleneck, one set per direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct FlowLinkStats {
+    /// Packets dropped by the buffer (full, RED, or oversize).
+    pub dropped_packets: u64,
+    /// Packets corrupted by random loss.
+    pub random_losses: u64,
+    /// Packets delivered.
+    pub delivered_packets: u64,
+    /// IP bytes delivered.
+    pub delivered_bytes: u64,
+}
+
+type Tagged<P> = (usize, P);
+
+#[derive(Debug)]
+struct InAccess<P> {
+    at: Duration,
+    wire_bytes: u32,
+    payload: P,
+}
+
+/// The simulated path, generic over packet payloads.
+#[derive(Debug)]
+pub struct Path<P> {
+    forward: Link<Tagged<P>>,
+    return_link: Link<Tagged<P>>,
+    access_delays: Vec<Duration>,
+    /// Forward packets on their way from a server to the bottleneck, per flow.
+    to_bottleneck: Vec<VecDeque<InAccess<P>>>,
+    /// Return packets on their way from the bottleneck to a server, per flow.
+    to_server: Vec<VecDeque<InAccess<P>>>,
+    flow_stats: Vec<[FlowLinkStats; 2]>,
+}
+
+/// Where the earliest pending event sits.
+enum Source {
+    Forward,
+    Return,
+    ToBottleneck(usize),
+    ToServer(usize),
+}
+
+impl<P> Path<P> {
+    /// Builds the dumbbell; random streams derive from `seed`.
+    pub fn new(config: &PathConfig, seed: u64) -> Result<Self, ConfigError> {
+        let base_rtt = config.base_rtt();
+        let forward = Link::new(
+            &config.forward,
+            config.mtu_bytes,
+            base_rtt,
+            seed,
+            1,
+            "path.forward",
+        )?;
+        let return_link = Link::new(
+            &config.return_link,
+            config.mtu_bytes,
+            base_rtt,
+            seed,
+            2,
+            "path.return",
+        )?;
+        let flows = config.access_delays.len();
+        Ok(Self {
+            forward,
+            return_link,
+            access_delays: config.access_delays.clone(),
+            to_bottleneck: (0..flows).map(|_| VecDeque::new()).collect(),
+            to_server: (0..flows).map(|_| VecDeque::new()).collect(),
+            flow_stats: vec![[FlowLinkStats::default(); 2]; flows],
+        })
+    }
+
+    /// The bottleneck link in one direction.
+    pub fn link(&self, direction: Direction) -> &Link<Tagged<P>> {
+        match direction {
+            Direction::Forward => &self.forward,
+            Direction::Return => &self.return_link,
+        }
+    }
+
+    fn link_mut(&mut self, direction: Direction) -> &mut Link<Tagged<P>> {
+        match direction {
+            Direction::Forward => &mut self.forward,
+            Direction::Return => &mut self.return_link,
+        }
+    }
+
+    /// Counters of the bottleneck in one direction.
+    pub fn link_stats(&self, direction: Direction) -> LinkStats {
+        self.link(direction).stats()
+    }
+
+    /// Counters of one flow at the bottleneck.
+    pub fn flow_stats(&self, flow: usize, direction: Direction) -> FlowLinkStats {
+        self.flow_stats[flow][direction as usize]
+    }
+
+    /// Bytes in the bottleneck buffer at `now`.
+    pub fn queue_bytes(&mut self, direction: Direction, now: Duration) -> u64 {
+        self.link_mut(direction).queue_bytes(now)
+    }
+
+    /// Sends a packet of `wire_bytes` (IP size) from `flow`'s server (Forward) or client
+    /// (Return) at `now`. Calls must come in time order.
+    pub fn send(
+        &mut self,
+        now: Duration,
+        direction: Direction,
+        flow: usize,
+        wire_bytes: u32,
+        payload: P,
+    ) {
+        match direction {
+            Direction::Forward if !self.access_delays[flow].is_zero() => {
+                self.to_bottleneck[flow].push_back(InAccess {
+                    at: now + self.access_delays[flow],
+                    wire_bytes,
+                    payload,
+                });
+            }
+            _ => self.enter_bottleneck(now, direction, flow, wire_bytes, payload),
+        }
+    }
+
+    fn enter_bottleneck(
+        &mut self,
+        now: Duration,
+        direction: Direction,
+        flow: usize,
+        wire_bytes: u32,
+        payload: P,
+    ) {
+        let verdict = self
+            .link_mut(direction)
+            .send(now, wire_bytes, (flow, payload));
+        let stats = &mut self.flow_stats[flow][direction as usize];
+        match verdict {
+            Verdict::Queued => {}
+            Verdict::LostOnLink => stats.random_losses += 1,
+            Verdict::DroppedQueueFull | Verdict::DroppedEarly | Verdict::DroppedOversize => {
+                stats.dropped_packets += 1
+            }
+        }
+    }
+
+    fn earliest(&self) -> Option<(Duration, Source)> {
+        let mut best: Option<(Duration, Source)> = None;
+        let mut consider = |at: Option<Duration>, source: Source| {
+            if let Some(at) = at
+                && best.as_ref().is_none_or(|(b, _)| at < *b)
+            {
+                best = Some((at, source));
+            }
+        };
+        // Access segments first: at equal times, a packet reaching the bottleneck is admitted
+        // before the bottleneck's own deliveries at that instant are handed out.
+        for (flow, line) in self.to_bottleneck.iter().enumerate() {
+            consider(line.front().map(|p| p.at), Source::ToBottleneck(flow));
+        }
+        consider(self.forward.next_arrival(), Source::Forward);
+        consider(self.return_link.next_arrival(), Source::Return);
+        for (flow, line) in self.to_server.iter().enumerate() {
+            consider(line.front().map(|p| p.at), Source::ToServer(flow));
+        }
+        best
+    }
+
+    /// Time of the next thing that happens on the path, if anything is in flight.
+    pub fn next_event(&self) -> Option<Duration> {
+        self.earliest().map(|(at, _)| at)
+    }
+
+    /// The next packet that reached an endpoint by `now`, in arrival order.
+    pub fn poll(&mut self, now: Duration) -> Option<Delivery<P>> {
+        loop {
+            let (at, source) = self.earliest()?;
+            if at > now {
+                return None;
+            }
+            match source {
+                Source::ToBottleneck(flow) => {
+                    let p = self.to_bottleneck[flow].pop_front().expect("front exists");
+                    self.enter_bottleneck(p.at, Direction::Forward, flow, p.wire_bytes, p.payload);
+                }
+                Source::Forward => {
+                    let (at, wire_bytes, (flow, payload)) =
+                        self.forward.poll_arrival(now).expect("arrival due");
+                    return Some(self.delivered(Direction::Forward, flow, at, wire_bytes, payload));
+                }
+                Source::Return => {
+                    let (at, wire_bytes, (flow, payload)) =
+                        self.return_link.poll_arrival(now).expect("arrival due");
+                    let access = self.access_delays[flow];
+                    if access.is_zero() {
+                        return Some(self.delivered(
+                            Direction::Return,
+                            flow,
+                            at,
+                            wire_bytes,
+                            payload,
+                        ));
+                    }
+                    self.to_server[flow].push_back(InAccess {
+                        at: at + access,
+                        wire_bytes,
+                        payload,
+                    });
+                }
+                Source::ToServer(flow) => {
+                    let p = self.to_server[flow].pop_front().expect("front exists");
+                    return Some(self.delivered(
+                        Direction::Return,
+                        flow,
+                        p.at,
+                        p.wire_bytes,
+                        p.payload,
+                    ));
+                }
+            }
+        }
+    }
+
+    fn delivered(
+        &mut self,
+        direction: Direction,
+        flow: usize,
+        at: Duration,
+        wire_bytes: u32,
+        payload: P,
+    ) -> Delivery<P> {
+        let stats = &mut self.flow_stats[flow][direction as usize];
+        stats.delivered_packets += 1;
+        stats.delivered_bytes += u64::from(wire_bytes);
+        Delivery {
+            direction,
+            flow,
+            wire_bytes,
+            at,
+            payload,
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! Link and path arithmetic against hand-computed values.
+
+use std::time::Duration;
+
+use crate::*;
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+fn link(rate_bps: u64, delay: Duration, queue: QueueLimit) -> Link<u32> {
+    let config = LinkConfig {
+        queue,
+        ..LinkConfig::new(rate_bps, delay)
+    };
+    Link::new(&config, 1500, MS(500), 1, 1, "test").unwrap()
+}
+
+fn drain(link: &mut Link<u32>) -> Vec<(Duration, u32)> {
+    let mut out = Vec::new();
+    while let Some(at) = link.next_arrival() {
+        let (t, _, id) = link.poll_arrival(at).unwrap();
+        out.push((t, id));
+    }
+    out
+}
+
+// ---- serialization -------------------------------------------------------------------------
+
+#[test]
+fn thousand_1200_byte_packets_at_10_mbit_leave_in_exactly_960_ms() {
+    let mut link = link(10_000_000, Duration::ZERO, QueueLimit::Packets(1000));
+    for id in 0..1000 {
+        assert_eq!(link.send(Duration::ZERO, 1200, id), Verdict::Queued);
+    }
+    let arrivals = drain(&mut link);
+    assert_eq!(arrivals.len(), 1000);
+    assert_eq!(arrivals[0].0, Duration::from_micros(960));
+    assert_eq!(arrivals.last().unwrap().0, MS(960));
+    assert!(arrivals.windows(2).all(|w| w[0].1 < w[1].1), "FIFO");
+}
+
+#[test]
+fn fractional_nanoseconds_are_carried_not_lost() {
+    // 1 byte at 3 bit/s = 8/3 s per packet; three back-to-back packets take exactly 8 s.
+    let mut link = link(3, Duration::ZERO, QueueLimit::Packets(10));
+    for id in 0..3 {
+        link.send(Duration::ZERO, 1, id);
+    }
+    let arrivals = drain(&mut link);
+    assert_eq!(arrivals[0].0, Duration::from_nanos(2_666_666_666));
+    assert_eq!(arrivals[2].0, Duration::from_secs(8));
+}
+
+#[test]
+fn propagation_delay_adds_after_serialization() {
+    let mut link = link(10_000_000, MS(250), QueueLimit::Packets(10));
+    link.send(MS(100), 1250, 0);
+    // 1250·8 / 10⁷ = 1 ms
+    assert_eq!(link.next_arrival(), Some(MS(351)));
+}
+
+#[test]
+fn idle_link_starts_serializing_on_arrival() {
+    let mut link = link(8_000_000, Duration::ZERO, QueueLimit::Packets(10));
+    link.send(Duration::ZERO, 1000, 0); // 1 ms
+    link.send(MS(5), 1000, 1);
+    let arrivals = drain(&mut link);
+    assert_eq!(arrivals[1].0, MS(6));
+}
+
+#[test]
+fn serialization_time_and_bdp_helpers() {
+    assert_eq!(
+        serialization_time(1500, 10_000_000),
+        Duration::from_micros(1200)
+    );
+    assert_eq!(bdp_bytes(10_000_000, MS(500)), 625_000);
+}
+
+// ---- buffer --------------------------------------------------------------------------------
+
+#[test]
+fn full_byte_queue_drops_and_counts() {
+    // Room for exactly 3 packets of 1000 bytes (the one in service counts).
+    let mut link = link(8_000_000, Duration::ZERO, QueueLimit::Bytes(3000));
+    let verdicts: Vec<_> = (0..5)
+        .map(|id| link.send(Duration::ZERO, 1000, id))
+        .collect();
+    assert_eq!(&verdicts[..3], &[Verdict::Queued; 3]);
+    assert_eq!(&verdicts[3..], &[Verdict::DroppedQueueFull; 2]);
+    assert_eq!(link.stats().queue_drops, 2);
+    assert_eq!(link.queue_bytes(Duration::ZERO), 3000);
+    // After 1 ms the first has left: one slot frees up.
+    assert_eq!(link.queue_bytes(MS(1)), 2000);
+    assert_eq!(link.send(MS(1), 1000, 9), Verdict::Queued);
+    assert_eq!(link.send(MS(1), 1000, 10), Verdict::DroppedQueueFull);
+}
+
+#[test]
+fn packet_queue_limit_counts_packets_not_bytes() {
+    let mut link = link(8_000_000, Duration::ZERO, QueueLimit::Packets(2));
+    assert_eq!(link.send(Duration::ZERO, 100, 0), Verdict::Queued);
+    assert_eq!(link.send(Duration::ZERO, 100, 1), Verdict::Queued);
+    assert_eq!(link.send(Duration::ZERO, 100, 2), Verdict::DroppedQueueFull);
+}
+
+#[test]
+fn bdp_queue_resolves_from_rate_and_base_rtt() {
+    // 10 Mbit/s × 500 ms = 625 000 bytes; 1.5 BDP = 937 500.
+    let link = link(10_000_000, MS(250), QueueLimit::BdpMultiple(1.5));
+    assert_eq!(link.queue_limit_bytes(), 937_500);
+}
+
+#[test]
+fn queue_smaller_than_one_mtu_is_rejected() {
+    let config = LinkConfig {
+        queue: QueueLimit::Bytes(1000),
+        ..LinkConfig::new(1_000_000, MS(1))
+    };
+    let err = Link::<()>::new(&config, 1500, MS(2), 1, 1, "path.forward").unwrap_err();
+    assert!(err.to_string().contains("path.forward.queue"), "{err}");
+}
+
+#[test]
+fn oversize_packets_are_dropped() {
+    let mut link = link(10_000_000, Duration::ZERO, QueueLimit::Packets(10));
+    assert_eq!(link.send(Duration::ZERO, 1501, 0), Verdict::DroppedOversize);
+    assert_eq!(link.stats().oversize_drops, 1);
+}
+
+#[test]
+fn red_keeps_the_hard_limit() {
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(50),
+        aqm: Aqm::Red(RedConfig::default()),
+        ..LinkConfig::new(1_000_000, MS(1))
+    };
+    let mut link: Link<u32> = Link::new(&config, 1500, MS(2), 1, 1, "t").unwrap();
+    for id in 0..200 {
+        link.send(Duration::ZERO, 1500, id);
+    }
+    assert!(link.queue_packets(Duration::ZERO) <= 50);
+    let s = link.stats();
+    assert_eq!(
+        s.queue_drops + s.early_drops + link.queue_packets(Duration::ZERO),
+        200
+    );
+}
+
+// ---- random loss ---------------------------------------------------------------------------
+
+#[test]
+fn randomly_lost_packets_still_use_link_time() {
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(100),
+        loss: LossModel::Bernoulli { probability: 1.0 },
+        ..LinkConfig::new(8_000_000, Duration::ZERO)
+    };
+    let mut link: Link<u32> = Link::new(&config, 1500, MS(1), 1, 1, "t").unwrap();
+    assert_eq!(link.send(Duration::ZERO, 1000, 0), Verdict::LostOnLink);
+    assert_eq!(link.next_arrival(), None);
+    assert_eq!(link.queue_bytes(Duration::ZERO), 1000);
+    assert_eq!(link.queue_bytes(MS(1)), 0);
+    assert_eq!(link.stats().serialized_bytes, 1000);
+}
+
+#[test]
+fn bernoulli_one_percent_on_a_link_within_bounds() {
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(u64::MAX),
+        loss: LossModel::Bernoulli { probability: 0.01 },
+        ..LinkConfig::new(1_000_000_000, Duration::ZERO)
+    };
+    let mut link: Link<()> = Link::new(&config, 1500, MS(1), 5, 1, "t").unwrap();
+    let n = 1_000_000u64;
+    for i in 0..n {
+        link.send(Duration::from_micros(12 * i), 1500, ());
+    }
+    let lost = link.stats().random_losses as f64;
+    let sigma = (n as f64 * 0.01 * 0.99).sqrt();
+    assert!((lost - 10_000.0).abs() < 5.0 * sigma, "lost {lost}");
+}
+
+// ---- schedules -----------------------------------------------------------------------------
+
+#[test]
+fn rate_step_applies_to_packets_starting_after_it() {
+    // 50 Mbit/s, then 10 Mbit/s from 5 s.
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(10),
+        schedule: vec![ScheduleStep {
+            at: Duration::from_secs(5),
+            rate_bps: Some(10_000_000),
+            ..Default::default()
+        }],
+        ..LinkConfig::new(50_000_000, Duration::ZERO)
+    };
+    let mut link: Link<u32> = Link::new(&config, 1500, MS(1), 1, 1, "t").unwrap();
+    link.send(Duration::from_secs(4), 1250, 0); // 0.2 ms at 50 Mbit/s
+    link.send(Duration::from_secs(6), 1250, 1); // 1 ms at 10 Mbit/s
+    let arrivals = drain(&mut link);
+    assert_eq!(
+        arrivals[0].0,
+        Duration::from_secs(4) + Duration::from_micros(200)
+    );
+    assert_eq!(arrivals[1].0, Duration::from_secs(6) + MS(1));
+    assert_eq!(link.rate_bps_at(Duration::from_secs(5)), 10_000_000);
+    // Capacity over 0..10 s: 5 s × 50 + 5 s × 10 Mbit.
+    assert_eq!(
+        link.capacity_bits(Duration::ZERO, Duration::from_secs(10)),
+        300e6
+    );
+}
+
+#[test]
+fn delay_drop_keeps_fifo_order() {
+    // Delay falls from 300 ms to 20 ms at 1 s: a later packet must not overtake.
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(10),
+        schedule: vec![ScheduleStep {
+            at: Duration::from_secs(1),
+            delay: Some(MS(20)),
+            ..Default::default()
+        }],
+        ..LinkConfig::new(1_000_000_000, MS(300))
+    };
+    let mut link: Link<u32> = Link::new(&config, 1500, MS(1), 1, 1, "t").unwrap();
+    link.send(MS(900), 100, 0);
+    link.send(MS(1000), 100, 1);
+    link.send(MS(1500), 100, 2);
+    let arrivals = drain(&mut link);
+    let ids: Vec<u32> = arrivals.iter().map(|a| a.1).collect();
+    assert_eq!(ids, vec![0, 1, 2]);
+    assert!(arrivals[1].0 >= arrivals[0].0);
+    assert_eq!(arrivals[2].0, MS(1520) + Duration::from_nanos(800));
+}
+
+#[test]
+fn loss_model_step_switches_the_process() {
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(u64::MAX),
+        schedule: vec![ScheduleStep {
+            at: Duration::from_secs(1),
+            loss: Some(LossModel::Bernoulli { probability: 1.0 }),
+            ..Default::default()
+        }],
+        ..LinkConfig::new(1_000_000_000, Duration::ZERO)
+    };
+    let mut link: Link<()> = Link::new(&config, 1500, MS(1), 1, 1, "t").unwrap();
+    assert_eq!(link.send(MS(999), 100, ()), Verdict::Queued);
+    assert_eq!(link.send(MS(1000), 100, ()), Verdict::LostOnLink);
+}
+
+// ---- path ----------------------------------------------------------------------------------
+
+fn dumbbell(access_ms: &[u64]) -> Path<u32> {
+    let config = PathConfig {
+        forward: LinkConfig::new(10_000_000, MS(250)),
+        return_link: LinkConfig::new(2_000_000, MS(250)),
+        mtu_bytes: 1500,
+        access_delays: access_ms.iter().map(|&d| MS(d)).collect(),
+    };
+    Path::new(&config, 1).unwrap()
+}
+
+#[test]
+fn access_delay_adds_to_both_directions() {
+    let mut path = dumbbell(&[0, 100]);
+    path.send(Duration::ZERO, Direction::Forward, 1, 1250, 7);
+    let at = path.next_event().unwrap();
+    assert_eq!(at, MS(100)); // reaches the bottleneck
+    assert!(path.poll(at).is_none());
+    let at = path.next_event().unwrap();
+    let d = path.poll(at).unwrap();
+    assert_eq!((d.flow, d.direction, d.payload), (1, Direction::Forward, 7));
+    assert_eq!(d.at, MS(351)); // 100 + 1 (1250 B at 10 Mbit/s) + 250
+
+    path.send(d.at, Direction::Return, 1, 250, 8);
+    let mut t = d.at;
+    let back = loop {
+        t = path.next_event().unwrap();
+        if let Some(d) = path.poll(t) {
+            break d;
+        }
+    };
+    // 250 B at 2 Mbit/s = 1 ms, + 250 ms bottleneck + 100 ms access.
+    assert_eq!(back.at, MS(351 + 351));
+    assert_eq!(back.direction, Direction::Return);
+    assert_eq!(path.flow_stats(1, Direction::Forward).delivered_packets, 1);
+}
+
+#[test]
+fn flows_share_one_fifo_bottleneck() {
+    let mut path = dumbbell(&[0, 0]);
+    for i in 0..4 {
+        path.send(
+            Duration::ZERO,
+            Direction::Forward,
+            (i % 2) as usize,
+            1250,
+            i,
+        );
+    }
+    let mut order = Vec::new();
+    while let Some(t) = path.next_event() {
+        let d = path.poll(t).unwrap();
+        order.push((d.payload, d.at));
+    }
+    assert_eq!(
+        order.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    assert_eq!(order[3].1, MS(254));
+}
+
+#[test]
+fn goodput_ceiling_is_rate_times_payload_share() {
+    assert_eq!(goodput_ceiling_bps(10_000_000, 1425, 1500), 9_500_000.0);
+}
