@@ -1,0 +1,736 @@
+//! The virtual-time loop: real quinn-proto endpoints exchanging real packets over a
+//! [`netsim::Path`], jumping from one event to the next.
+//!
+//! Calling protocol per step (quinn-proto's documented order): deliver every datagram due now
+//! to its endpoint, fire due timers, then for every connection touched: endpoint events,
+//! application events, application work (read, write), `poll_transmit` until empty, and
+//! `poll_timeout`. The next step is the earliest of: a path arrival, a connection timer, an
+//! application wake-up, a flow start or stop, a sample tick, the end of the run.
+//!
+//! Time: `base + offset`, with `base` taken once from `Instant::now()` (quinn needs an
+//! `Instant`); no other wall-clock reading happens inside a run.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use quinn_proto::congestion::ControllerFactory;
+use quinn_proto::{
+    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Endpoint,
+    EndpointConfig, Event, ServerConfig,
+};
+
+use netsim::{Direction, IP_UDP_HEADER_BYTES, Path, PathConfig};
+
+use crate::determinism::{FrozenClock, SeededCidGenerator, reset_key, seed_bytes, token_key};
+use crate::outcome::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
+use crate::probe::{ProbeReadings, ProbedFactory};
+use crate::tls::{self, Identity, TlsError};
+use crate::transport::TransportSettings;
+use crate::workload::{ClientApp, Corruption, ServerApp, Workload};
+
+/// Steps allowed at one instant before the run is declared livelocked.
+const MAX_STEPS_AT_ONE_INSTANT: u64 = 1_000_000;
+
+/// One flow of a run.
+#[derive(Clone)]
+pub struct FlowConfig {
+    /// Name for reports.
+    pub name: String,
+    /// Label of the congestion controller (for reports).
+    pub cc: String,
+    /// The controller both endpoints of this flow use.
+    pub controller: Arc<dyn ControllerFactory + Send + Sync>,
+    /// When the client starts connecting (since run start).
+    pub start: Duration,
+    /// What the client asks for.
+    pub workload: Workload,
+    /// Resolved transport parameters.
+    pub transport: TransportSettings,
+    /// Write qlog files for this flow's two connections (needs `SimConfig::qlog_dir`).
+    pub qlog: bool,
+}
+
+impl std::fmt::Debug for FlowConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowConfig")
+            .field("name", &self.name)
+            .field("cc", &self.cc)
+            .field("start", &self.start)
+            .field("workload", &self.workload)
+            .field("transport", &self.transport)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A whole run: path, flows, and how long and how finely to observe.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The dumbbell; `access_delays` has one entry per flow.
+    pub path: PathConfig,
+    /// Master seed: link randomness, endpoint rngs, connection ids, keys.
+    pub seed: u64,
+    /// Virtual time after which the run stops.
+    pub duration: Duration,
+    /// Time-series sampling period.
+    pub sample_interval: Duration,
+    /// Transfer sizes whose arrival times are reported (e.g. 2 MB, 10 MB).
+    pub time_to_bytes: Vec<u64>,
+    /// The flows.
+    pub flows: Vec<FlowConfig>,
+    /// Where qlog files go, if any flow asks for them.
+    pub qlog_dir: Option<PathBuf>,
+}
+
+/// Why a run could not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The path description is invalid.
+    #[error(transparent)]
+    Path(#[from] netsim::ConfigError),
+    /// TLS setup failed.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// The configuration is inconsistent.
+    #[error("invalid simulation config: {0}")]
+    Config(String),
+    /// A receiver got bytes that differ from what was sent.
+    #[error("flow {flow}: {source}")]
+    Corruption {
+        /// Flow name.
+        flow: String,
+        /// What was wrong.
+        source: Corruption,
+    },
+    /// The run made no progress in virtual time.
+    #[error(
+        "livelock at t = {0:?}: more than {MAX_STEPS_AT_ONE_INSTANT} steps without time advancing"
+    )]
+    Livelock(Duration),
+    /// The observer asked to stop.
+    #[error("interrupted at t = {0:?}")]
+    Interrupted(Duration),
+    /// A qlog file could not be created.
+    #[error("qlog file {path}: {source}")]
+    Qlog {
+        /// File path.
+        path: PathBuf,
+        /// I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// What the observer wants after a progress report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Keep going.
+    Continue,
+    /// Stop now (the run returns [`SimError::Interrupted`]).
+    Stop,
+}
+
+/// One side (client or server) of a flow.
+struct Side {
+    endpoint: Endpoint,
+    address: SocketAddr,
+    connection: Option<(ConnectionHandle, Connection)>,
+    timeout: Option<Duration>,
+    probe: Arc<ProbeReadings>,
+    dirty: bool,
+}
+
+impl Side {
+    fn new(endpoint: Endpoint, address: SocketAddr) -> Self {
+        Self {
+            endpoint,
+            address,
+            connection: None,
+            timeout: None,
+            probe: Arc::new(ProbeReadings::default()),
+            dirty: false,
+        }
+    }
+}
+
+struct FlowState {
+    client: Side,
+    server: Side,
+    client_app: ClientApp,
+    server_app: ServerApp,
+    client_config: Option<ClientConfig>,
+    started: bool,
+    connected_at: Option<Duration>,
+    end: Option<(FlowEnd, Duration)>,
+    uploads_reported: usize,
+}
+
+/// Addresses are labels only: nothing leaves the process.
+fn addresses(flow: usize) -> (SocketAddr, SocketAddr) {
+    let (hi, lo) = ((flow >> 8) as u8, flow as u8);
+    (
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 1, hi, lo)), 4433),
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 2, hi, lo)), 50_000),
+    )
+}
+
+/// Runs one simulation. `observe` is called at every sample tick with the virtual time and may
+/// stop the run.
+pub fn run(
+    config: &SimConfig,
+    observe: &mut dyn FnMut(Duration) -> Control,
+) -> Result<RunOutcome, SimError> {
+    Simulation::new(config)?.run(observe)
+}
+
+struct Simulation<'a> {
+    config: &'a SimConfig,
+    base: Instant,
+    path: Path<BytesMut>,
+    flows: Vec<FlowState>,
+    samples: Vec<Sample>,
+    buf: Vec<u8>,
+    datagrams: u64,
+}
+
+impl<'a> Simulation<'a> {
+    fn new(config: &'a SimConfig) -> Result<Self, SimError> {
+        if config.path.access_delays.len() != config.flows.len() {
+            return Err(SimError::Config(format!(
+                "{} access delays for {} flows",
+                config.path.access_delays.len(),
+                config.flows.len()
+            )));
+        }
+        if config.sample_interval.is_zero() {
+            return Err(SimError::Config("sample interval must be positive".into()));
+        }
+        let path = Path::new(&config.path, config.seed)?;
+        let identity = Identity::deterministic()?;
+        let server_crypto = tls::server_crypto(&identity)?;
+        let client_crypto = tls::client_crypto(&identity)?;
+        let base = Instant::now();
+        let mut flows = Vec::with_capacity(config.flows.len());
+        for (index, flow) in config.flows.iter().enumerate() {
+            let (server_address, client_address) = addresses(index);
+            let stream = 1000 + 16 * index as u64;
+            let endpoint_config = |offset: u64| {
+                let mut c = EndpointConfig::new(reset_key(config.seed, stream + offset));
+                let cid_seed = netsim::derive_seed(config.seed, stream + offset + 2);
+                c.cid_generator(move || Box::new(SeededCidGenerator::new(cid_seed)))
+                    .rng_seed(Some(seed_bytes(config.seed, stream + offset + 4)));
+                Arc::new(c)
+            };
+            let mut server = Side::new(
+                Endpoint::new(endpoint_config(0), None, false, None),
+                server_address,
+            );
+            let mut client = Side::new(
+                Endpoint::new(endpoint_config(1), None, false, None),
+                client_address,
+            );
+
+            let mut server_transport = flow.transport.to_quinn(
+                true,
+                Arc::new(ProbedFactory::new(
+                    flow.controller.clone(),
+                    server.probe.clone(),
+                )),
+            );
+            let mut client_transport = flow.transport.to_quinn(
+                false,
+                Arc::new(ProbedFactory::new(
+                    flow.controller.clone(),
+                    client.probe.clone(),
+                )),
+            );
+            if flow.qlog {
+                attach_qlog(config, flow, "server", base, &mut server_transport)?;
+                attach_qlog(config, flow, "client", base, &mut client_transport)?;
+            }
+            let mut server_config =
+                ServerConfig::new(server_crypto.clone(), token_key(config.seed, stream + 8));
+            server_config
+                .transport_config(Arc::new(server_transport))
+                .time_source(Arc::new(FrozenClock));
+            server
+                .endpoint
+                .set_server_config(Some(Arc::new(server_config)));
+            let mut client_config = ClientConfig::new(client_crypto.clone());
+            client_config.transport_config(Arc::new(client_transport));
+            server.timeout = None;
+            client.timeout = None;
+            flows.push(FlowState {
+                client,
+                server,
+                client_app: ClientApp::new(flow.workload.clone(), config.time_to_bytes.clone()),
+                server_app: ServerApp::default(),
+                client_config: Some(client_config),
+                started: false,
+                connected_at: None,
+                end: None,
+                uploads_reported: 0,
+            });
+        }
+        Ok(Self {
+            config,
+            base,
+            path,
+            flows,
+            samples: Vec::new(),
+            buf: Vec::with_capacity(2048),
+            datagrams: 0,
+        })
+    }
+
+    fn run(mut self, observe: &mut dyn FnMut(Duration) -> Control) -> Result<RunOutcome, SimError> {
+        let mut now = Duration::ZERO;
+        let mut next_sample = self.config.sample_interval;
+        let mut steps_at_now = 0u64;
+        let end_time = loop {
+            self.start_flows(now);
+            self.stop_flows(now);
+            self.deliver(now);
+            self.fire_timers(now);
+            self.process_dirty(now)?;
+            if now >= next_sample {
+                self.sample(next_sample);
+                if observe(next_sample) == Control::Stop {
+                    return Err(SimError::Interrupted(now));
+                }
+                next_sample += self.config.sample_interval;
+            }
+            if self.flows.iter().all(|f| f.end.is_some()) {
+                break now;
+            }
+            let next = self.next_event(next_sample);
+            match next {
+                Some(t) if t <= self.config.duration => {
+                    if t <= now {
+                        steps_at_now += 1;
+                        if steps_at_now > MAX_STEPS_AT_ONE_INSTANT {
+                            return Err(SimError::Livelock(now));
+                        }
+                    } else {
+                        steps_at_now = 0;
+                    }
+                    now = t.max(now);
+                }
+                _ => break self.config.duration,
+            }
+        };
+        Ok(self.finish(end_time))
+    }
+
+    fn instant(&self, t: Duration) -> Instant {
+        self.base + t
+    }
+
+    fn start_flows(&mut self, now: Duration) {
+        for (index, flow) in self.flows.iter_mut().enumerate() {
+            if flow.started || self.config.flows[index].start > now {
+                continue;
+            }
+            flow.started = true;
+            let client_config = flow.client_config.take().expect("configured once");
+            match flow.client.endpoint.connect(
+                self.base + now,
+                client_config,
+                flow.server.address,
+                tls::SERVER_NAME,
+            ) {
+                Ok((handle, connection)) => {
+                    flow.client.connection = Some((handle, connection));
+                    flow.client.dirty = true;
+                }
+                Err(e) => {
+                    flow.end = Some((
+                        FlowEnd::Error {
+                            reason: e.to_string(),
+                        },
+                        now,
+                    ))
+                }
+            }
+        }
+    }
+
+    fn stop_flows(&mut self, now: Duration) {
+        for (index, flow) in self.flows.iter_mut().enumerate() {
+            let Some(stop_at) = self.config.flows[index].workload.stop_at else {
+                continue;
+            };
+            if flow.end.is_some() || stop_at > now || !flow.started {
+                continue;
+            }
+            if let Some((_, connection)) = &mut flow.client.connection {
+                connection.close(self.base + now, 0u32.into(), "stop".into());
+                flow.client.dirty = true;
+            }
+            flow.end = Some((FlowEnd::Stopped, now));
+        }
+    }
+
+    fn deliver(&mut self, now: Duration) {
+        while let Some(delivery) = self.path.poll(now) {
+            self.datagrams += 1;
+            let flow = &mut self.flows[delivery.flow];
+            let (receiver, sender_address) = match delivery.direction {
+                Direction::Forward => (&mut flow.client, flow.server.address),
+                Direction::Return => (&mut flow.server, flow.client.address),
+            };
+            receiver.dirty = true;
+            let event = receiver.endpoint.handle(
+                self.base + now,
+                sender_address,
+                None,
+                None,
+                delivery.payload,
+                &mut self.buf,
+            );
+            match event {
+                Some(DatagramEvent::ConnectionEvent(handle, event)) => {
+                    if let Some((h, connection)) = &mut receiver.connection
+                        && *h == handle
+                    {
+                        connection.handle_event(event);
+                    }
+                }
+                Some(DatagramEvent::NewConnection(incoming)) => {
+                    if receiver.connection.is_some() {
+                        receiver.endpoint.ignore(incoming);
+                    } else {
+                        match receiver.endpoint.accept(
+                            incoming,
+                            self.base + now,
+                            &mut self.buf,
+                            None,
+                        ) {
+                            Ok((handle, connection)) => {
+                                receiver.connection = Some((handle, connection))
+                            }
+                            Err(e) => {
+                                if let Some(response) = e.response {
+                                    let size = response.size;
+                                    let payload = BytesMut::from(&self.buf[..size]);
+                                    self.path.send(
+                                        now,
+                                        Direction::Forward,
+                                        delivery.flow,
+                                        size as u32 + IP_UDP_HEADER_BYTES,
+                                        payload,
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+                Some(DatagramEvent::Response(transmit)) => {
+                    let size = transmit.size;
+                    let payload = BytesMut::from(&self.buf[..size]);
+                    let direction = match delivery.direction {
+                        Direction::Forward => Direction::Return,
+                        Direction::Return => Direction::Forward,
+                    };
+                    self.path.send(
+                        now,
+                        direction,
+                        delivery.flow,
+                        size as u32 + IP_UDP_HEADER_BYTES,
+                        payload,
+                    );
+                }
+                None => {}
+            }
+            self.buf.clear();
+        }
+    }
+
+    fn fire_timers(&mut self, now: Duration) {
+        let base = self.base;
+        for flow in &mut self.flows {
+            for side in [&mut flow.client, &mut flow.server] {
+                if side.timeout.is_some_and(|t| t <= now)
+                    && let Some((_, connection)) = &mut side.connection
+                {
+                    connection.handle_timeout(base + now);
+                    side.timeout = None;
+                    side.dirty = true;
+                }
+            }
+            if flow.client_app.wakeup().is_some_and(|t| t <= now) {
+                flow.client.dirty = true;
+            }
+        }
+    }
+
+    fn process_dirty(&mut self, now: Duration) -> Result<(), SimError> {
+        for index in 0..self.flows.len() {
+            // Server first: an upload completion seen there unblocks the client's exchange.
+            if self.flows[index].server.dirty {
+                self.process_side(index, Direction::Forward, now)?;
+            }
+            if self.flows[index].client.dirty {
+                self.process_side(index, Direction::Return, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one endpoint's connection: `sends` is the direction its packets travel.
+    fn process_side(
+        &mut self,
+        index: usize,
+        sends: Direction,
+        now: Duration,
+    ) -> Result<(), SimError> {
+        let at = self.instant(now);
+        let name = &self.config.flows[index].name;
+        let flow = &mut self.flows[index];
+        let (side, is_client) = match sends {
+            Direction::Forward => (&mut flow.server, false),
+            Direction::Return => (&mut flow.client, true),
+        };
+        side.dirty = false;
+        let mut wake_client = false;
+        let Some((handle, connection)) = &mut side.connection else {
+            return Ok(());
+        };
+        while let Some(event) = connection.poll_endpoint_events() {
+            if let Some(reply) = side.endpoint.handle_event(*handle, event) {
+                connection.handle_event(reply);
+            }
+        }
+        while let Some(event) = connection.poll() {
+            match event {
+                Event::Connected if is_client => {
+                    flow.connected_at = Some(now);
+                    flow.client_app.on_connected(now);
+                }
+                Event::ConnectionLost { reason } if flow.end.is_none() => {
+                    let end = match reason {
+                        ConnectionError::LocallyClosed => FlowEnd::Completed,
+                        ConnectionError::ApplicationClosed(ref close)
+                            if close.error_code == 0u32.into() =>
+                        {
+                            FlowEnd::Completed
+                        }
+                        other => FlowEnd::Error {
+                            reason: other.to_string(),
+                        },
+                    };
+                    flow.end = Some((end, now));
+                }
+                _ => {}
+            }
+        }
+        let result = if is_client {
+            // Uploads the server has fully received complete on the client's books.
+            for &(exchange, done_at) in &flow.server_app.uploads_completed[flow.uploads_reported..]
+            {
+                flow.client_app.note_upload_complete(exchange, done_at);
+            }
+            flow.uploads_reported = flow.server_app.uploads_completed.len();
+            let r = flow.client_app.drive(connection, now);
+            if flow.client_app.is_done() && flow.end.is_none() {
+                flow.end = Some((FlowEnd::Completed, now));
+                connection.close(at, 0u32.into(), "done".into());
+            }
+            r
+        } else {
+            let before = flow.server_app.uploads_completed.len();
+            let r = flow.server_app.drive(connection, now);
+            wake_client = flow.server_app.uploads_completed.len() > before;
+            r
+        };
+        result.map_err(|source| SimError::Corruption {
+            flow: name.clone(),
+            source,
+        })?;
+        while let Some(transmit) = connection.poll_transmit(at, 1, &mut self.buf) {
+            let size = transmit.size;
+            self.path.send(
+                now,
+                sends,
+                index,
+                size as u32 + IP_UDP_HEADER_BYTES,
+                BytesMut::from(&self.buf[..size]),
+            );
+            self.buf.clear();
+        }
+        while let Some(event) = connection.poll_endpoint_events() {
+            if let Some(reply) = side.endpoint.handle_event(*handle, event) {
+                connection.handle_event(reply);
+                side.dirty = true;
+            }
+        }
+        side.timeout = connection
+            .poll_timeout()
+            .map(|t| t.saturating_duration_since(self.base));
+        if wake_client {
+            self.flows[index].client.dirty = true;
+        }
+        Ok(())
+    }
+
+    fn next_event(&self, next_sample: Duration) -> Option<Duration> {
+        let mut next = Some(next_sample);
+        let mut consider = |t: Option<Duration>| {
+            if let Some(t) = t {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        };
+        consider(self.path.next_event());
+        for (index, flow) in self.flows.iter().enumerate() {
+            let config = &self.config.flows[index];
+            if !flow.started {
+                consider(Some(config.start));
+                continue;
+            }
+            consider(flow.client.timeout);
+            consider(flow.server.timeout);
+            consider(flow.client_app.wakeup());
+            if flow.end.is_none() {
+                consider(config.workload.stop_at);
+            }
+        }
+        next
+    }
+
+    fn data_sender<'f>(flow: &'f FlowState, config: &FlowConfig) -> &'f Side {
+        if config.workload.download.is_some() {
+            &flow.server
+        } else {
+            &flow.client
+        }
+    }
+
+    fn sample(&mut self, t: Duration) {
+        let queue_forward_bytes = self.path.queue_bytes(Direction::Forward, t);
+        let queue_return_bytes = self.path.queue_bytes(Direction::Return, t);
+        for (index, flow) in self.flows.iter().enumerate() {
+            let config = &self.config.flows[index];
+            if !flow.started {
+                continue;
+            }
+            let sender = Self::data_sender(flow, config);
+            // Before the sender's connection exists (handshake in flight) the row is zeros, so
+            // every started flow has a sample at every tick.
+            let path_stats = sender
+                .connection
+                .as_ref()
+                .map(|(_, c)| c.stats().path)
+                .unwrap_or_default();
+            let delivered_bytes = if config.workload.download.is_some() {
+                flow.client_app.downloaded_bytes()
+            } else {
+                flow.server_app.upload_bytes_received
+            };
+            self.samples.push(Sample {
+                t,
+                flow: index,
+                delivered_bytes,
+                cwnd_bytes: path_stats.cwnd,
+                in_flight_bytes: sender.probe.in_flight_bytes(),
+                srtt: path_stats.rtt,
+                min_rtt: path_stats.min_rtt,
+                lost_packets: path_stats.lost_packets,
+                queue_forward_bytes,
+                queue_return_bytes,
+            });
+        }
+    }
+
+    fn finish(self, end_time: Duration) -> RunOutcome {
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (index, flow) in self.flows.iter().enumerate() {
+            let config = &self.config.flows[index];
+            let sender = Self::data_sender(flow, config);
+            let sender_stats = sender
+                .connection
+                .as_ref()
+                .map(|(_, c)| {
+                    let s = c.stats();
+                    SenderStats {
+                        sent_packets: s.path.sent_packets,
+                        lost_packets: s.path.lost_packets,
+                        lost_bytes: s.path.lost_bytes,
+                        congestion_events: s.path.congestion_events,
+                        final_cwnd_bytes: s.path.cwnd,
+                    }
+                })
+                .unwrap_or_default();
+            let (end, ended_at) = match &flow.end {
+                Some((end, at)) => (end.clone(), Some(*at)),
+                None if flow.connected_at.is_none() => (FlowEnd::NotConnected, None),
+                None => (FlowEnd::Running, None),
+            };
+            flows.push(FlowOutcome {
+                name: config.name.clone(),
+                cc: config.cc.clone(),
+                start: config.start,
+                handshake: flow.connected_at.map(|t| t.saturating_sub(config.start)),
+                exchanges: flow.client_app.exchanges.clone(),
+                downloaded_bytes: flow.client_app.downloaded_bytes(),
+                uploaded_bytes: flow.server_app.upload_bytes_received,
+                end,
+                ended_at,
+                sender: sender_stats,
+                bottleneck_forward: self.path.flow_stats(index, Direction::Forward),
+                bottleneck_return: self.path.flow_stats(index, Direction::Return),
+            });
+        }
+        let forward = self.path.link(Direction::Forward);
+        RunOutcome {
+            seed: self.config.seed,
+            end_time,
+            flows,
+            samples: self.samples,
+            forward_link: forward.stats(),
+            return_link: self.path.link_stats(Direction::Return),
+            forward_capacity_bits: forward.capacity_bits(Duration::ZERO, end_time),
+            forward_queue_limit_bytes: forward.queue_limit_bytes(),
+            datagrams: self.datagrams,
+        }
+    }
+}
+
+#[cfg(feature = "qlog")]
+fn attach_qlog(
+    config: &SimConfig,
+    flow: &FlowConfig,
+    role: &str,
+    base: Instant,
+    transport: &mut quinn_proto::TransportConfig,
+) -> Result<(), SimError> {
+    let Some(dir) = &config.qlog_dir else {
+        return Ok(());
+    };
+    let path = dir.join(format!("{}-{role}.qlog", flow.name));
+    let file = File::create(&path).map_err(|source| SimError::Qlog {
+        path: path.clone(),
+        source,
+    })?;
+    let mut qlog = quinn_proto::QlogConfig::default();
+    qlog.writer(Box::new(BufWriter::new(file)))
+        .title(Some(format!("satquic {} {role}", flow.name)))
+        .start_time(base);
+    transport.qlog_stream(qlog.into_stream());
+    Ok(())
+}
+
+#[cfg(not(feature = "qlog"))]
+fn attach_qlog(
+    _config: &SimConfig,
+    _flow: &FlowConfig,
+    _role: &str,
+    _base: Instant,
+    _transport: &mut quinn_proto::TransportConfig,
+) -> Result<(), SimError> {
+    Err(SimError::Config(
+        "qlog requested but satquic was built without the `qlog` feature".into(),
+    ))
+}

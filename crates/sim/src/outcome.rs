@@ -1,0 +1,121 @@
+//! What a simulation run produces: per-flow outcomes, time series samples, link counters.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use netsim::{FlowLinkStats, LinkStats};
+
+use crate::workload::Exchange;
+
+/// How a flow's connection ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum FlowEnd {
+    /// Every requested transfer completed.
+    Completed,
+    /// An unlimited transfer was stopped at its stop time.
+    Stopped,
+    /// Still transferring when the run ended.
+    Running,
+    /// The connection closed with an error, e.g. quinn's "too many gaps in stream buffer".
+    Error {
+        /// quinn's description of the close reason.
+        reason: String,
+    },
+    /// The handshake never completed.
+    NotConnected,
+}
+
+/// Congestion-control counters of a flow's data sender (the server for downloads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SenderStats {
+    /// Packets sent.
+    pub sent_packets: u64,
+    /// Packets quinn declared lost.
+    pub lost_packets: u64,
+    /// Bytes quinn declared lost.
+    pub lost_bytes: u64,
+    /// Congestion events (window reductions).
+    pub congestion_events: u64,
+    /// Congestion window at the end, bytes.
+    pub final_cwnd_bytes: u64,
+}
+
+/// The result of one flow.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowOutcome {
+    /// Flow name from the scenario.
+    pub name: String,
+    /// Congestion controller label.
+    pub cc: String,
+    /// When the client started connecting.
+    pub start: Duration,
+    /// Handshake duration (start → connected), if it completed.
+    pub handshake: Option<Duration>,
+    /// Request/response exchanges (two with a repeat).
+    pub exchanges: Vec<Exchange>,
+    /// Download bytes received in order, all exchanges.
+    pub downloaded_bytes: u64,
+    /// Upload bytes received in order by the server, all exchanges.
+    pub uploaded_bytes: u64,
+    /// How it ended.
+    pub end: FlowEnd,
+    /// When it ended (completion, stop, or error), if before the end of the run.
+    pub ended_at: Option<Duration>,
+    /// Counters of the data sender.
+    pub sender: SenderStats,
+    /// This flow's packets at the bottleneck, server → client.
+    pub bottleneck_forward: FlowLinkStats,
+    /// This flow's packets at the bottleneck, client → server.
+    pub bottleneck_return: FlowLinkStats,
+}
+
+/// One row of the per-flow time series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sample {
+    /// Sample time since the start of the run.
+    pub t: Duration,
+    /// Flow index.
+    pub flow: usize,
+    /// Download bytes received in order so far (upload bytes for upload-only flows).
+    pub delivered_bytes: u64,
+    /// Congestion window of the data sender, bytes.
+    pub cwnd_bytes: u64,
+    /// Bytes in flight at the data sender.
+    pub in_flight_bytes: u64,
+    /// Smoothed RTT at the data sender.
+    pub srtt: Duration,
+    /// Minimum RTT at the data sender.
+    pub min_rtt: Duration,
+    /// Packets the data sender has declared lost so far.
+    pub lost_packets: u64,
+    /// Bottleneck buffer occupancy, server → client, bytes.
+    pub queue_forward_bytes: u64,
+    /// Bottleneck buffer occupancy, client → server, bytes.
+    pub queue_return_bytes: u64,
+}
+
+/// Everything one run produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunOutcome {
+    /// Seed of this run.
+    pub seed: u64,
+    /// When the run ended (duration, or earlier when every flow finished).
+    pub end_time: Duration,
+    /// Per-flow results, in scenario order.
+    pub flows: Vec<FlowOutcome>,
+    /// Time series, ordered by time then flow.
+    pub samples: Vec<Sample>,
+    /// Bottleneck counters, server → client.
+    pub forward_link: LinkStats,
+    /// Bottleneck counters, client → server.
+    pub return_link: LinkStats,
+    /// Bits the forward bottleneck could have carried from 0 to `end_time`.
+    pub forward_capacity_bits: f64,
+    /// Resolved forward buffer limit, bytes (u64::MAX when limited by packets).
+    pub forward_queue_limit_bytes: u64,
+    /// Datagrams the simulator moved (both directions): the unit of simulation speed.
+    pub datagrams: u64,
+}

@@ -1,0 +1,68 @@
+//! Shared builders for the end-to-end tests.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use netsim::{LinkConfig, LossModel, PathConfig, QueueLimit};
+use quinn_proto::congestion::{ControllerFactory, CubicConfig, NewRenoConfig};
+use sim::{Download, FlowConfig, SimConfig, TransportSettings, Workload};
+
+pub fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+pub fn controller(name: &str) -> Arc<dyn ControllerFactory + Send + Sync> {
+    match name {
+        "cubic" => Arc::new(CubicConfig::default()),
+        _ => Arc::new(NewRenoConfig::default()),
+    }
+}
+
+/// One flow over a symmetric path.
+pub fn single_flow(
+    rate_bps: u64,
+    one_way: Duration,
+    loss: f64,
+    download: Download,
+    duration: Duration,
+    cc: &str,
+) -> SimConfig {
+    let link = LinkConfig {
+        queue: QueueLimit::BdpMultiple(1.0),
+        loss: if loss > 0.0 {
+            LossModel::Bernoulli { probability: loss }
+        } else {
+            LossModel::None
+        },
+        ..LinkConfig::new(rate_bps, one_way)
+    };
+    let path = PathConfig {
+        forward: link.clone(),
+        return_link: link,
+        mtu_bytes: 1500,
+        access_delays: vec![Duration::ZERO],
+    };
+    let transport = TransportSettings::satellite_preset(&path, 0);
+    SimConfig {
+        path,
+        seed: 1,
+        duration,
+        sample_interval: ms(100),
+        time_to_bytes: vec![2_000_000, 10_000_000],
+        flows: vec![FlowConfig {
+            name: "f".into(),
+            cc: cc.into(),
+            controller: controller(cc),
+            start: Duration::ZERO,
+            workload: Workload {
+                download: Some(download),
+                upload_bytes: None,
+                repeat_after: None,
+                stop_at: None,
+            },
+            transport,
+            qlog: false,
+        }],
+        qlog_dir: None,
+    }
+}
