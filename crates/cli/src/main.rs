@@ -1,1 +1,63 @@
-fn main() {}
+//! `satquic` — QUIC over satellite paths: run scenarios in the lab and measure the simulator.
+//!
+//! A thin shell: parse flags (clap), call into `lab`, print, and turn errors into messages
+//! that name the flag or file at fault.
+
+mod bench;
+mod builtin;
+mod progress;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// QUIC over satellite paths: real quinn-proto connections over modelled GEO/LEO links.
+#[derive(Debug, Parser)]
+#[command(name = "satquic", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a scenario in virtual time and write summary.json, timeseries.csv and plots.
+    Run(run::RunArgs),
+    /// Measure simulation speed (simulated seconds per wall second, datagrams per second)
+    /// against a crypto floor measured in the same run.
+    Bench(bench::BenchArgs),
+    /// List the built-in scenarios.
+    Scenarios,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Bench(args) => bench::bench(args),
+        Command::Scenarios => {
+            for (name, _) in builtin::SCENARIOS {
+                println!("{name}");
+            }
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -146,6 +146,26 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
+    /// Bits the link can carry between `from` and `to`: the integral of its scheduled rate.
+    /// The denominator of utilization and efficiency when the rate changes over time.
+    pub fn capacity_bits(&self, from: Duration, to: Duration) -> f64 {
+        let mut steps = vec![(Duration::ZERO, self.rate_bps)];
+        steps.extend(
+            self.schedule
+                .iter()
+                .filter_map(|s| Some((s.at, s.rate_bps?))),
+        );
+        let mut bits = 0.0;
+        for (i, &(start, rate)) in steps.iter().enumerate() {
+            let end = steps.get(i + 1).map_or(Duration::MAX, |s| s.0);
+            let (a, b) = (start.max(from), end.min(to));
+            if b > a {
+                bits += rate as f64 * (b - a).as_secs_f64();
+            }
+        }
+        bits
+    }
+
     /// A drop-tail, loss-free link with a one-BDP buffer.
     pub fn new(rate_bps: u64, delay: Duration) -> Self {
         Self {

@@ -220,20 +220,6 @@ impl<P> Link<P> {
         self.delay.at(t)
     }
 
-    /// Bits the link could have carried between `from` and `to` (the integral of its rate).
-    pub fn capacity_bits(&self, from: Duration, to: Duration) -> f64 {
-        let steps = &self.rate_bps.steps;
-        let mut bits = 0.0;
-        for (i, &(start, rate)) in steps.iter().enumerate() {
-            let end = steps.get(i + 1).map_or(Duration::MAX, |s| s.0);
-            let (a, b) = (start.max(from), end.min(to));
-            if b > a {
-                bits += rate as f64 * (b - a).as_secs_f64();
-            }
-        }
-        bits
-    }
-
     /// Counters so far.
     pub fn stats(&self) -> LinkStats {
         self.stats

@@ -206,8 +206,12 @@ fn rate_step_applies_to_packets_starting_after_it() {
     assert_eq!(link.rate_bps_at(Duration::from_secs(5)), 10_000_000);
     // Capacity over 0..10 s: 5 s × 50 + 5 s × 10 Mbit.
     assert_eq!(
-        link.capacity_bits(Duration::ZERO, Duration::from_secs(10)),
+        config.capacity_bits(Duration::ZERO, Duration::from_secs(10)),
         300e6
+    );
+    assert_eq!(
+        config.capacity_bits(Duration::from_secs(4), Duration::from_secs(6)),
+        60e6
     );
 }
 

@@ -691,7 +691,11 @@ impl<'a> Simulation<'a> {
             samples: self.samples,
             forward_link: forward.stats(),
             return_link: self.path.link_stats(Direction::Return),
-            forward_capacity_bits: forward.capacity_bits(Duration::ZERO, end_time),
+            forward_capacity_bits: self
+                .config
+                .path
+                .forward
+                .capacity_bits(Duration::ZERO, end_time),
             forward_queue_limit_bytes: forward.queue_limit_bytes(),
             datagrams: self.datagrams,
         }

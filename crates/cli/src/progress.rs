@@ -1,0 +1,56 @@
+//! Progress bars (indicatif), one per run, in virtual seconds.
+
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lab::runner::Progress;
+
+/// One bar per run; hidden when stderr is not a terminal or `--quiet` is given.
+pub struct Bars {
+    bars: Vec<ProgressBar>,
+    _multi: MultiProgress,
+}
+
+impl Bars {
+    /// Bars for `labels` (controller, seed), each `duration` long.
+    pub fn new(labels: &[(String, u64)], duration: Duration, visible: bool) -> Self {
+        let multi = MultiProgress::with_draw_target(if visible {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        });
+        let style = ProgressStyle::with_template(
+            "{prefix:>18} [{bar:40.cyan/blue}] {pos:>5}/{len} s sim  {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> ");
+        let bars = labels
+            .iter()
+            .map(|(label, seed)| {
+                let bar = multi.add(ProgressBar::new(duration.as_secs().max(1)));
+                bar.set_style(style.clone());
+                bar.set_prefix(format!("{label} seed {seed}"));
+                bar.set_message("queued");
+                bar
+            })
+            .collect();
+        Self {
+            bars,
+            _multi: multi,
+        }
+    }
+}
+
+impl Progress for Bars {
+    fn started(&self, index: usize, _label: &str, _seed: u64) {
+        self.bars[index].set_message("running");
+    }
+
+    fn advanced(&self, index: usize, t: Duration) {
+        self.bars[index].set_position(t.as_secs());
+    }
+
+    fn finished(&self, index: usize) {
+        self.bars[index].finish_with_message("done");
+    }
+}

@@ -1,0 +1,156 @@
+//! `satquic run`: play a scenario for one or more controllers and seeds.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use lab::output;
+use lab::plan::RunSpec;
+use lab::runner::{self, RunError};
+use lab::scenario::Scenario;
+
+use crate::builtin;
+use crate::progress::Bars;
+
+/// Flags of `satquic run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario file, or the name of a built-in scenario (see `satquic scenarios`).
+    #[arg(default_value = builtin::DEFAULT)]
+    pub scenario: String,
+    /// Run once per controller, overriding every flow's `cc` (comma-separated: newreno,cubic,bbr).
+    #[arg(long, value_delimiter = ',')]
+    pub cc: Vec<String>,
+    /// First seed (default: the scenario's `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of seeds per controller: seed, seed+1, ...
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub seeds: u64,
+    /// Results directory (default: out/<scenario name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Override a scenario value, e.g. --set path.forward.rate=20Mbit --set flow.0.cc=cubic.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Write qlog files (one per connection) for every flow, under DIR/qlog/.
+    #[arg(long)]
+    pub qlog: bool,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Loads a scenario from a file, or from the built-ins when no such file exists.
+pub fn load_scenario(name_or_path: &str, overrides: &[String]) -> anyhow::Result<Scenario> {
+    let path = PathBuf::from(name_or_path);
+    if path.exists() {
+        return Ok(Scenario::from_file(&path, overrides)?);
+    }
+    match builtin::get(name_or_path) {
+        Some(text) => Ok(Scenario::from_toml_str(
+            text,
+            &format!("built-in scenario {name_or_path}"),
+            overrides,
+        )?),
+        None => bail!(
+            "scenario {name_or_path:?}: no such file, and not a built-in scenario (built-ins: {})",
+            builtin::SCENARIOS
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Runs the command.
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let mut scenario = load_scenario(&args.scenario, &args.overrides)?;
+    if args.qlog {
+        for flow in &mut scenario.flows {
+            flow.qlog = true;
+        }
+    }
+    if args.threads == Some(0) {
+        bail!("--threads: must be at least 1");
+    }
+    let first_seed = args.seed.unwrap_or(scenario.seed);
+    let controllers: Vec<Option<String>> = if args.cc.is_empty() {
+        vec![None]
+    } else {
+        args.cc.iter().map(|c| Some(c.trim().to_owned())).collect()
+    };
+    let specs: Vec<RunSpec> = controllers
+        .iter()
+        .flat_map(|cc| {
+            (0..args.seeds).map(move |i| RunSpec {
+                cc_override: cc.clone(),
+                seed: first_seed + i,
+            })
+        })
+        .collect();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
+    let wants_qlog = scenario.flows.iter().any(|f| f.qlog);
+    let qlog_root = wants_qlog.then(|| out.join("qlog"));
+
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // A second Ctrl-C while finishing up kills the process the usual way.
+        let _ = ctrlc::set_handler(move || {
+            if cancel.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    }
+    let labels: Vec<(String, u64)> = specs
+        .iter()
+        .map(|s| (lab::plan::run_label(&scenario, s), s.seed))
+        .collect();
+    let visible = !args.quiet && std::io::stderr().is_terminal();
+    let bars = Bars::new(&labels, scenario.duration, visible);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let result = runner::run_all(&scenario, &specs, qlog_root, threads, &bars, &cancel);
+    drop(bars);
+    let (runs, interrupted) = match result {
+        Ok(runs) => (runs, false),
+        Err(RunError::Interrupted { finished }) => (finished, true),
+        Err(e) => return Err(e).context(format!("scenario {}", scenario.name)),
+    };
+    if runs.is_empty() {
+        bail!("interrupted before any run finished; nothing written");
+    }
+    let written = output::write_all(&out, &scenario, first_seed, args.seeds, &runs)
+        .with_context(|| format!("writing results to {}", out.display()))?;
+    let summary = output::summarize(&scenario, first_seed, args.seeds, &runs);
+    let speed: Vec<Option<f64>> = output::timing(&runs)
+        .runs
+        .iter()
+        .map(|t| Some(t.speedup))
+        .collect();
+    println!("{}", lab::table::render(&summary, &speed));
+    println!("wrote {}:", out.display());
+    for path in written {
+        println!("  {}", path.display());
+    }
+    if interrupted {
+        bail!(
+            "interrupted: {} of {} runs finished and were written",
+            runs.len(),
+            specs.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! From a scenario to a concrete simulation: controllers resolved, "auto" transport settings
+//! replaced by the satellite preset, one seed.
+
+use std::path::PathBuf;
+
+use sim::{FlowConfig, SimConfig, TransportSettings, Workload};
+
+use crate::controllers::{self, ControllerError};
+use crate::scenario::{Download, Scenario};
+
+/// One run to perform: a scenario played with a controller override and a seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSpec {
+    /// Replaces every flow's `cc` (the CLI's `--cc`), if set.
+    pub cc_override: Option<String>,
+    /// Seed of this run.
+    pub seed: u64,
+}
+
+/// The label of a run: the override, or the flows' controllers joined with "+".
+pub fn run_label(scenario: &Scenario, spec: &RunSpec) -> String {
+    match &spec.cc_override {
+        Some(cc) => cc.clone(),
+        None => {
+            let mut names: Vec<&str> = scenario.flows.iter().map(|f| f.cc.as_str()).collect();
+            names.dedup();
+            names.join("+")
+        }
+    }
+}
+
+/// The transport settings of flow `index`: the preset with the scenario's overrides applied.
+pub fn transport_settings(scenario: &Scenario, index: usize) -> TransportSettings {
+    let path = scenario.path_config();
+    let spec = &scenario.flows[index].transport;
+    let mut settings = TransportSettings::satellite_preset(&path, index);
+    if let Some(v) = spec.initial_rtt {
+        settings.initial_rtt = v;
+    }
+    if let Some(v) = spec.stream_receive_window_bytes {
+        settings.stream_receive_window_bytes = v;
+    }
+    if let Some(v) = spec.receive_window_bytes {
+        settings.receive_window_bytes = v;
+    }
+    if let Some(v) = spec.send_window_bytes {
+        settings.send_window_bytes = v;
+    }
+    if let Some(v) = spec.ack_eliciting_threshold {
+        settings.server_ack_eliciting_threshold = Some(v);
+        settings.client_ack_eliciting_threshold = Some(v);
+    }
+    if let Some(v) = spec.max_ack_delay {
+        settings.max_ack_delay = Some(v);
+    }
+    settings
+}
+
+/// Builds the simulation of `scenario` for `spec`.
+pub fn sim_config(
+    scenario: &Scenario,
+    spec: &RunSpec,
+    qlog_dir: Option<PathBuf>,
+) -> Result<SimConfig, ControllerError> {
+    let mut flows = Vec::with_capacity(scenario.flows.len());
+    for (index, flow) in scenario.flows.iter().enumerate() {
+        let (name, field) = match &spec.cc_override {
+            Some(cc) => (cc.as_str(), "--cc".to_owned()),
+            None => (flow.cc.as_str(), format!("flow[{index}].cc")),
+        };
+        // Parameters belong to the scenario's controller; an override of a different
+        // controller runs with that controller's defaults.
+        let params = if name == flow.cc {
+            flow.cc_params.clone()
+        } else {
+            Default::default()
+        };
+        let controller = controllers::build(name, &params, &field)?;
+        flows.push(FlowConfig {
+            name: flow.name.clone(),
+            cc: controller.label,
+            controller: controller.factory,
+            start: flow.start,
+            workload: Workload {
+                download: flow.download.map(|d| match d {
+                    Download::Bytes(n) => sim::Download::Bytes(n),
+                    Download::Unlimited => sim::Download::Unlimited,
+                }),
+                upload_bytes: flow.upload_bytes,
+                repeat_after: flow.repeat_after,
+                stop_at: flow.stop,
+            },
+            transport: transport_settings(scenario, index),
+            qlog: flow.qlog && qlog_dir.is_some(),
+        });
+    }
+    Ok(SimConfig {
+        path: scenario.path_config(),
+        seed: spec.seed,
+        duration: scenario.duration,
+        sample_interval: scenario.sample_interval,
+        time_to_bytes: scenario.time_to_bytes.clone(),
+        flows,
+        qlog_dir,
+    })
+}

@@ -1,0 +1,170 @@
+//! Plays a scenario for a list of (controller, seed) runs on all cores.
+//!
+//! Each run is single-threaded and deterministic, so results do not depend on how many workers
+//! there are or which finishes first: outputs are ordered by the run list, not completion.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use sim::{Control, RunOutcome, SimError};
+
+use crate::controllers::ControllerError;
+use crate::plan::{self, RunSpec};
+use crate::scenario::Scenario;
+
+/// A finished run.
+#[derive(Debug)]
+pub struct CompletedRun {
+    /// What was run.
+    pub spec: RunSpec,
+    /// Controller label.
+    pub label: String,
+    /// What happened.
+    pub outcome: RunOutcome,
+    /// Wall-clock time the run took (for timing.json only).
+    pub wall: Duration,
+}
+
+/// Why a batch of runs failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A controller name or parameter is invalid.
+    #[error(transparent)]
+    Controller(#[from] ControllerError),
+    /// A run failed.
+    #[error("run {label} seed {seed}: {source}")]
+    Sim {
+        /// Controller label.
+        label: String,
+        /// Seed.
+        seed: u64,
+        /// The failure.
+        source: SimError,
+    },
+    /// The user interrupted; the finished runs are kept.
+    #[error("interrupted")]
+    Interrupted {
+        /// Runs that finished before the interruption, in run-list order.
+        finished: Vec<CompletedRun>,
+    },
+}
+
+/// Progress reports from the workers; implementations must be cheap and thread-safe.
+pub trait Progress: Sync {
+    /// Run `index` started.
+    fn started(&self, index: usize, label: &str, seed: u64);
+    /// Run `index` reached virtual time `t`.
+    fn advanced(&self, index: usize, t: Duration);
+    /// Run `index` finished.
+    fn finished(&self, index: usize);
+}
+
+/// Progress that reports nothing (tests, library use).
+pub struct Silent;
+
+impl Progress for Silent {
+    fn started(&self, _: usize, _: &str, _: u64) {}
+    fn advanced(&self, _: usize, _: Duration) {}
+    fn finished(&self, _: usize) {}
+}
+
+/// Runs every spec with up to `threads` workers. `qlog_root`, if set, receives one folder per
+/// run. Setting `cancel` stops all runs at their next sample tick.
+pub fn run_all(
+    scenario: &Scenario,
+    specs: &[RunSpec],
+    qlog_root: Option<PathBuf>,
+    threads: usize,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Vec<CompletedRun>, RunError> {
+    // Resolve every controller before starting anything: a typo fails in milliseconds.
+    let mut configs = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let label = plan::run_label(scenario, spec);
+        let qlog_dir = qlog_root
+            .as_ref()
+            .map(|root| root.join(format!("{label}-seed{}", spec.seed)));
+        configs.push((label, plan::sim_config(scenario, spec, qlog_dir)?));
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<CompletedRun, RunError>>>> =
+        Mutex::new((0..specs.len()).map(|_| None).collect());
+    let workers = threads.clamp(1, specs.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= specs.len() || cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let (label, config) = &configs[index];
+                    if let Some(dir) = &config.qlog_dir
+                        && let Err(e) = std::fs::create_dir_all(dir)
+                    {
+                        let source = SimError::Qlog {
+                            path: dir.clone(),
+                            source: e,
+                        };
+                        let error = RunError::Sim {
+                            label: label.clone(),
+                            seed: config.seed,
+                            source,
+                        };
+                        results.lock().expect("no poisoning")[index] = Some(Err(error));
+                        cancel.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    progress.started(index, label, config.seed);
+                    let wall = Instant::now();
+                    let outcome = sim::run(config, &mut |t| {
+                        progress.advanced(index, t);
+                        if cancel.load(Ordering::Relaxed) {
+                            Control::Stop
+                        } else {
+                            Control::Continue
+                        }
+                    });
+                    let wall = wall.elapsed();
+                    progress.finished(index);
+                    let result = match outcome {
+                        Ok(outcome) => Ok(CompletedRun {
+                            spec: specs[index].clone(),
+                            label: label.clone(),
+                            outcome,
+                            wall,
+                        }),
+                        Err(SimError::Interrupted(_)) => continue,
+                        Err(source) => {
+                            cancel.store(true, Ordering::Relaxed);
+                            Err(RunError::Sim {
+                                label: label.clone(),
+                                seed: config.seed,
+                                source,
+                            })
+                        }
+                    };
+                    results.lock().expect("no poisoning")[index] = Some(result);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().expect("no poisoning");
+    let mut finished = Vec::with_capacity(results.len());
+    let mut complete = true;
+    for result in results {
+        match result {
+            Some(Ok(run)) => finished.push(run),
+            Some(Err(e)) => return Err(e),
+            None => complete = false,
+        }
+    }
+    if complete {
+        Ok(finished)
+    } else {
+        Err(RunError::Interrupted { finished })
+    }
+}

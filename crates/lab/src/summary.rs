@@ -1,0 +1,552 @@
+//! The metrics of a run and the `summary.json` schema, computed once from run outcomes so every
+//! export (JSON, CSV, table, plots) reads the same numbers.
+//!
+//! Definitions (DESIGN.md "Metrics"): goodput = application bytes delivered in order / the time
+//! the flow was transferring (request sent → last byte read, or → end of run for unfinished
+//! and unlimited transfers); efficiency = goodput / the bottleneck's mean forward rate over that
+//! time; ceiling fraction = goodput / what the link allows after IP, UDP and QUIC overhead; Jain
+//! index over per-flow goodputs in the window where all flows were active; link utilization =
+//! bytes serialized on the forward bottleneck / its capacity over the run.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use netsim::{Aqm, LinkConfig, LinkStats, LossModel, QueueLimit, ScheduleStep};
+use sim::{Exchange, FlowEnd, FlowOutcome, RunOutcome, Sample};
+
+use crate::scenario::Scenario;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Top of `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Schema of this file.
+    pub schema_version: u32,
+    /// satquic version that produced it.
+    pub satquic_version: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario description, if any.
+    pub description: Option<String>,
+    /// First seed.
+    pub seed: u64,
+    /// Number of seeds per controller.
+    pub seeds: u64,
+    /// Scenario duration, seconds.
+    pub duration_s: f64,
+    /// The path as simulated.
+    pub path: PathSummary,
+    /// One entry per (controller, seed).
+    pub runs: Vec<RunSummary>,
+    /// Mean ± stdev over seeds, per controller and flow (also with one seed).
+    pub aggregates: Vec<Aggregate>,
+}
+
+/// The path, resolved (queue limits in bytes, ceiling computed).
+#[derive(Debug, Clone, Serialize)]
+pub struct PathSummary {
+    /// Server → client.
+    pub forward: LinkSummary,
+    /// Client → server.
+    #[serde(rename = "return")]
+    pub return_link: LinkSummary,
+    /// IP MTU, bytes.
+    pub mtu_bytes: u32,
+    /// Application bytes a full-size packet carries after IP/UDP/QUIC overhead.
+    pub payload_bytes_per_packet: u32,
+    /// Highest possible download goodput at the initial forward rate, bit/s.
+    pub goodput_ceiling_bps: f64,
+    /// Propagation RTT of the bottleneck (forward + return delay), ms.
+    pub base_rtt_ms: f64,
+}
+
+/// One direction of the bottleneck.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkSummary {
+    /// Initial rate, bit/s.
+    pub rate_bps: u64,
+    /// Initial one-way delay, ms.
+    pub delay_ms: f64,
+    /// Buffer limit in bytes (null when limited by packets).
+    pub queue_limit_bytes: Option<u64>,
+    /// Buffer limit in packets (null when limited by bytes).
+    pub queue_limit_packets: Option<u64>,
+    /// Queue discipline.
+    pub aqm: Aqm,
+    /// Initial random loss model.
+    pub loss: LossModel,
+    /// Its long-run loss rate.
+    pub stationary_loss_rate: f64,
+    /// Scheduled changes.
+    pub schedule: Vec<ScheduleStep>,
+}
+
+/// One (controller, seed) run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// Controller label of the run.
+    pub cc: String,
+    /// Seed.
+    pub seed: u64,
+    /// When the run ended, seconds.
+    pub end_s: f64,
+    /// Jain fairness index of the flows' goodputs while all were active (1 for one flow).
+    pub jain_index: f64,
+    /// Forward bottleneck busy fraction over the run.
+    pub link_utilization: f64,
+    /// Forward bottleneck counters.
+    pub forward_link: LinkStats,
+    /// Return bottleneck counters.
+    pub return_link: LinkStats,
+    /// Per flow.
+    pub flows: Vec<FlowSummary>,
+}
+
+/// One flow of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowSummary {
+    /// Flow name.
+    pub name: String,
+    /// Controller.
+    pub cc: String,
+    /// "completed", "stopped", "running", "error", "not_connected".
+    pub state: String,
+    /// Close reason when `state` is "error".
+    pub error: Option<String>,
+    /// Goodput, bit/s.
+    pub goodput_bps: f64,
+    /// Goodput / mean bottleneck rate while transferring.
+    pub efficiency: f64,
+    /// Goodput / goodput ceiling (after protocol overhead).
+    pub ceiling_fraction: f64,
+    /// Download bytes delivered in order (all exchanges).
+    pub bytes_delivered: u64,
+    /// Upload bytes received in order by the server.
+    pub bytes_uploaded: u64,
+    /// Flow start, seconds.
+    pub start_s: f64,
+    /// Handshake duration, seconds.
+    pub handshake_s: Option<f64>,
+    /// First exchange: request sent → last byte read, seconds; null if unfinished.
+    pub completion_s: Option<f64>,
+    /// First exchange: request sent → this many bytes in order, seconds.
+    pub time_to_bytes: Thresholds,
+    /// Every exchange (two with `repeat_after`).
+    pub exchanges: Vec<ExchangeSummary>,
+    /// Packets the data sender declared lost.
+    pub lost_packets: u64,
+    /// Packets the data sender sent.
+    pub sent_packets: u64,
+    /// Congestion events at the data sender.
+    pub congestion_events: u64,
+    /// This flow's packets dropped by the forward buffer.
+    pub forward_queue_drops: u64,
+    /// This flow's packets corrupted by forward random loss.
+    pub forward_random_losses: u64,
+}
+
+/// One request/response of a flow.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExchangeSummary {
+    /// Request sent, seconds since run start.
+    pub requested_s: f64,
+    /// Request → last byte, seconds.
+    pub completion_s: Option<f64>,
+    /// Request → server has the whole upload, seconds.
+    pub upload_completion_s: Option<f64>,
+    /// Request → this many bytes in order, seconds.
+    pub time_to_bytes: Thresholds,
+}
+
+/// Mean and spread of a flow's results over seeds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Aggregate {
+    /// Controller.
+    pub cc: String,
+    /// Flow name.
+    pub flow: String,
+    /// Runs aggregated.
+    pub runs: usize,
+    /// Mean goodput, bit/s.
+    pub goodput_bps_mean: f64,
+    /// Sample standard deviation of goodput (0 with one run).
+    pub goodput_bps_stdev: f64,
+    /// Mean completion time over the runs that completed.
+    pub completion_s_mean: Option<f64>,
+    /// Sample standard deviation of completion time.
+    pub completion_s_stdev: Option<f64>,
+    /// Runs whose first exchange completed.
+    pub completed_runs: usize,
+    /// Mean lost packets.
+    pub lost_packets_mean: f64,
+}
+
+/// Seconds until each transfer size was reached, in increasing size order; serialized as a
+/// JSON object `{"2MB": 1.9, "10MB": null}` (null: never reached).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Thresholds(pub Vec<(String, Option<f64>)>);
+
+impl Thresholds {
+    /// Seconds for the size labelled `label`, if reached.
+    pub fn get(&self, label: &str) -> Option<f64> {
+        self.0
+            .iter()
+            .find(|(l, _)| l == label)
+            .and_then(|(_, v)| *v)
+    }
+
+    /// The size labels, in order.
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(l, _)| l.as_str())
+    }
+}
+
+impl Serialize for Thresholds {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (label, seconds) in &self.0 {
+            map.serialize_entry(label, seconds)?;
+        }
+        map.end()
+    }
+}
+
+/// A size label as scenario files write it: "2MB", "100MB", "10MiB", "1500B".
+pub fn size_label(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 6] = [
+        (1 << 30, "GiB"),
+        (1_000_000_000, "GB"),
+        (1 << 20, "MiB"),
+        (1_000_000, "MB"),
+        (1 << 10, "KiB"),
+        (1_000, "KB"),
+    ];
+    for (unit, name) in UNITS {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    format!("{bytes}B")
+}
+
+fn seconds(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn link_summary(config: &LinkConfig, base_rtt: Duration) -> LinkSummary {
+    let (bytes, packets) = match config.queue {
+        QueueLimit::Bytes(b) => (Some(b), None),
+        QueueLimit::Packets(p) => (None, Some(p)),
+        QueueLimit::BdpMultiple(m) => (
+            Some((netsim::bdp_bytes(config.rate_bps, base_rtt) as f64 * m).round() as u64),
+            None,
+        ),
+    };
+    LinkSummary {
+        rate_bps: config.rate_bps,
+        delay_ms: config.delay.as_secs_f64() * 1e3,
+        queue_limit_bytes: bytes,
+        queue_limit_packets: packets,
+        aqm: config.aqm,
+        loss: config.loss,
+        stationary_loss_rate: config.loss.stationary_loss_rate(),
+        schedule: config.schedule.clone(),
+    }
+}
+
+/// The path part of the summary.
+pub fn path_summary(scenario: &Scenario) -> PathSummary {
+    let path = scenario.path_config();
+    let payload = sim::payload_bytes_per_packet(scenario.mtu_bytes);
+    PathSummary {
+        forward: link_summary(&scenario.forward, path.base_rtt()),
+        return_link: link_summary(&scenario.return_link, path.base_rtt()),
+        mtu_bytes: scenario.mtu_bytes,
+        payload_bytes_per_packet: payload,
+        goodput_ceiling_bps: netsim::goodput_ceiling_bps(
+            scenario.forward.rate_bps,
+            payload,
+            scenario.mtu_bytes,
+        ),
+        base_rtt_ms: path.base_rtt().as_secs_f64() * 1e3,
+    }
+}
+
+/// When an exchange stopped transferring: completion, the flow's end, or the run's end.
+fn exchange_end(exchange: &Exchange, flow: &FlowOutcome, run_end: Duration) -> Duration {
+    exchange
+        .completed_at
+        .or(flow.ended_at)
+        .unwrap_or(run_end)
+        .min(run_end)
+        .max(exchange.requested_at)
+}
+
+fn thresholds_map(exchange: &Exchange, thresholds: &[u64]) -> Thresholds {
+    let mut sorted = thresholds.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    Thresholds(
+        sorted
+            .iter()
+            .map(|&t| {
+                (
+                    size_label(t),
+                    exchange
+                        .reached
+                        .get(&t)
+                        .map(|at| seconds(*at - exchange.requested_at)),
+                )
+            })
+            .collect(),
+    )
+}
+
+fn flow_summary(
+    scenario: &Scenario,
+    flow: &FlowOutcome,
+    run_end: Duration,
+    ceiling_bps: f64,
+) -> FlowSummary {
+    let mut active = Duration::ZERO;
+    let mut capacity_bits = 0.0;
+    for exchange in &flow.exchanges {
+        let end = exchange_end(exchange, flow, run_end);
+        active += end - exchange.requested_at;
+        capacity_bits += scenario.forward.capacity_bits(exchange.requested_at, end);
+    }
+    let useful_bytes = if flow.downloaded_bytes > 0 {
+        flow.downloaded_bytes
+    } else {
+        flow.uploaded_bytes
+    };
+    let goodput_bps = if active.is_zero() {
+        0.0
+    } else {
+        useful_bytes as f64 * 8.0 / active.as_secs_f64()
+    };
+    let mean_rate_bps = if active.is_zero() {
+        scenario.forward.rate_bps as f64
+    } else {
+        capacity_bits / active.as_secs_f64()
+    };
+    let (state, error) = match &flow.end {
+        FlowEnd::Completed => ("completed", None),
+        FlowEnd::Stopped => ("stopped", None),
+        FlowEnd::Running => ("running", None),
+        FlowEnd::Error { reason } => ("error", Some(reason.clone())),
+        FlowEnd::NotConnected => ("not_connected", None),
+    };
+    let first = flow.exchanges.first();
+    FlowSummary {
+        name: flow.name.clone(),
+        cc: flow.cc.clone(),
+        state: state.to_owned(),
+        error,
+        goodput_bps,
+        efficiency: goodput_bps / mean_rate_bps,
+        ceiling_fraction: goodput_bps / ceiling_bps,
+        bytes_delivered: flow.downloaded_bytes,
+        bytes_uploaded: flow.uploaded_bytes,
+        start_s: seconds(flow.start),
+        handshake_s: flow.handshake.map(seconds),
+        completion_s: first.and_then(|e| e.completed_at.map(|c| seconds(c - e.requested_at))),
+        time_to_bytes: thresholds_map(
+            first.unwrap_or(&Exchange::default()),
+            &scenario.time_to_bytes,
+        ),
+        exchanges: flow
+            .exchanges
+            .iter()
+            .map(|e| ExchangeSummary {
+                requested_s: seconds(e.requested_at),
+                completion_s: e.completed_at.map(|c| seconds(c - e.requested_at)),
+                upload_completion_s: e.upload_completed_at.map(|c| seconds(c - e.requested_at)),
+                time_to_bytes: thresholds_map(e, &scenario.time_to_bytes),
+            })
+            .collect(),
+        lost_packets: flow.sender.lost_packets,
+        sent_packets: flow.sender.sent_packets,
+        congestion_events: flow.sender.congestion_events,
+        forward_queue_drops: flow.bottleneck_forward.dropped_packets,
+        forward_random_losses: flow.bottleneck_forward.random_losses,
+    }
+}
+
+/// J = (Σx)² / (n·Σx²); 1 when all equal, 1/n when one flow takes everything.
+pub fn jain_index(values: &[f64]) -> f64 {
+    let sum: f64 = values.iter().sum();
+    let squares: f64 = values.iter().map(|x| x * x).sum();
+    if values.is_empty() || squares == 0.0 {
+        1.0
+    } else {
+        sum * sum / (values.len() as f64 * squares)
+    }
+}
+
+/// Delivered bytes of `flow` at time `t`, from the samples (0 before the first one).
+fn delivered_at(samples: &[Sample], flow: usize, t: Duration) -> u64 {
+    samples
+        .iter()
+        .filter(|s| s.flow == flow && s.t <= t)
+        .map(|s| s.delivered_bytes)
+        .next_back()
+        .unwrap_or(0)
+}
+
+/// Goodputs over the window in which every flow was transferring; whole-run goodputs when
+/// that window is shorter than two samples.
+fn steady_goodputs(outcome: &RunOutcome, flows: &[FlowSummary], interval: Duration) -> Vec<f64> {
+    let start = outcome
+        .flows
+        .iter()
+        .map(|f| f.exchanges.first().map_or(f.start, |e| e.requested_at))
+        .max()
+        .unwrap_or_default();
+    let end = outcome
+        .flows
+        .iter()
+        .map(|f| f.ended_at.unwrap_or(outcome.end_time))
+        .min()
+        .unwrap_or(outcome.end_time);
+    if end <= start || end - start < 2 * interval {
+        return flows.iter().map(|f| f.goodput_bps).collect();
+    }
+    let window = (end - start).as_secs_f64();
+    (0..outcome.flows.len())
+        .map(|i| {
+            let bytes = delivered_at(&outcome.samples, i, end).saturating_sub(delivered_at(
+                &outcome.samples,
+                i,
+                start,
+            ));
+            bytes as f64 * 8.0 / window
+        })
+        .collect()
+}
+
+/// Summary of one run of `scenario`.
+pub fn run_summary(scenario: &Scenario, cc: &str, outcome: &RunOutcome) -> RunSummary {
+    let ceiling = path_summary(scenario).goodput_ceiling_bps;
+    let flows: Vec<FlowSummary> = outcome
+        .flows
+        .iter()
+        .map(|f| flow_summary(scenario, f, outcome.end_time, ceiling))
+        .collect();
+    let jain = if flows.len() < 2 {
+        1.0
+    } else {
+        jain_index(&steady_goodputs(outcome, &flows, scenario.sample_interval))
+    };
+    RunSummary {
+        cc: cc.to_owned(),
+        seed: outcome.seed,
+        end_s: seconds(outcome.end_time),
+        jain_index: jain,
+        link_utilization: if outcome.forward_capacity_bits > 0.0 {
+            outcome.forward_link.serialized_bytes as f64 * 8.0 / outcome.forward_capacity_bits
+        } else {
+            0.0
+        },
+        forward_link: outcome.forward_link,
+        return_link: outcome.return_link,
+        flows,
+    }
+}
+
+fn mean_stdev(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if values.len() < 2 {
+        return (mean, 0.0);
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, variance.sqrt())
+}
+
+/// Mean ± stdev per (controller, flow), in first-appearance order.
+pub fn aggregates(runs: &[RunSummary]) -> Vec<Aggregate> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for run in runs {
+        for flow in &run.flows {
+            let key = (run.cc.clone(), flow.name.clone());
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|(cc, name)| {
+            let flows: Vec<&FlowSummary> = runs
+                .iter()
+                .filter(|r| r.cc == cc)
+                .flat_map(|r| r.flows.iter().filter(|f| f.name == name))
+                .collect();
+            let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+            let completions: Vec<f64> = flows.iter().filter_map(|f| f.completion_s).collect();
+            let (goodput_mean, goodput_stdev) = mean_stdev(&goodputs);
+            let completion = (!completions.is_empty()).then(|| mean_stdev(&completions));
+            Aggregate {
+                cc,
+                flow: name,
+                runs: flows.len(),
+                goodput_bps_mean: goodput_mean,
+                goodput_bps_stdev: goodput_stdev,
+                completion_s_mean: completion.map(|c| c.0),
+                completion_s_stdev: completion.map(|c| c.1),
+                completed_runs: completions.len(),
+                lost_packets_mean: flows.iter().map(|f| f.lost_packets as f64).sum::<f64>()
+                    / flows.len().max(1) as f64,
+            }
+        })
+        .collect()
+}
+
+/// The whole summary of a set of runs of `scenario`.
+pub fn summary(scenario: &Scenario, first_seed: u64, seeds: u64, runs: Vec<RunSummary>) -> Summary {
+    Summary {
+        schema_version: SCHEMA_VERSION,
+        satquic_version: env!("CARGO_PKG_VERSION").to_owned(),
+        scenario: scenario.name.clone(),
+        description: scenario.description.clone(),
+        seed: first_seed,
+        seeds,
+        duration_s: seconds(scenario.duration),
+        path: path_summary(scenario),
+        aggregates: aggregates(&runs),
+        runs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_extremes() {
+        assert_eq!(jain_index(&[5.0, 5.0, 5.0]), 1.0);
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        // (1 + 3)² / (2 · (1 + 9)) = 0.8
+        assert!((jain_index(&[1.0, 3.0]) - 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn size_labels_read_like_scenario_files() {
+        assert_eq!(size_label(2_000_000), "2MB");
+        assert_eq!(size_label(100_000_000), "100MB");
+        assert_eq!(size_label(10 << 20), "10MiB");
+        assert_eq!(size_label(1_500), "1500B");
+        assert_eq!(size_label(3_000), "3KB");
+    }
+
+    #[test]
+    fn mean_and_sample_stdev() {
+        let (m, s) = mean_stdev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        assert_eq!(m, 5.0);
+        assert!((s - 2.138_089_935).abs() < 1e-9);
+    }
+}

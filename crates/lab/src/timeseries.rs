@@ -1,0 +1,139 @@
+//! `timeseries.csv`: the per-flow samples of every run in long format, one row per
+//! (run, flow, sample time), plus the 1-second sliding goodput the plots show.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use sim::{RunOutcome, Sample};
+
+/// Window of the sliding goodput average (the thesis plots use 1 s).
+pub const GOODPUT_WINDOW: Duration = Duration::from_secs(1);
+
+/// One CSV row.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row<'a> {
+    /// Run index in summary.json's `runs`.
+    pub run: usize,
+    /// Controller label of the run.
+    pub cc: &'a str,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Flow name.
+    pub flow: &'a str,
+    /// Sample time, seconds.
+    pub t_s: f64,
+    /// Bytes delivered in order so far.
+    pub delivered_bytes: u64,
+    /// Goodput over the last second (or since the first sample), bit/s.
+    pub goodput_bps: f64,
+    /// Congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// Bytes in flight, bytes.
+    pub in_flight_bytes: u64,
+    /// Smoothed RTT, ms.
+    pub srtt_ms: f64,
+    /// Minimum RTT, ms.
+    pub min_rtt_ms: f64,
+    /// Packets declared lost so far.
+    pub lost_packets: u64,
+    /// Forward bottleneck buffer, bytes.
+    pub queue_forward_bytes: u64,
+    /// Return bottleneck buffer, bytes.
+    pub queue_return_bytes: u64,
+}
+
+/// Sliding-window goodput for each sample of one flow (samples in time order).
+pub fn sliding_goodput_bps(samples: &[&Sample], window: Duration) -> Vec<f64> {
+    let mut out = Vec::with_capacity(samples.len());
+    let mut back = 0;
+    for (i, s) in samples.iter().enumerate() {
+        // Advance `back` to the newest sample at least `window` older than `s`, if any.
+        while back + 1 < i && samples[back + 1].t + window <= s.t {
+            back += 1;
+        }
+        let (t0, bytes0) = if samples[back].t + window <= s.t {
+            (samples[back].t, samples[back].delivered_bytes)
+        } else {
+            (Duration::ZERO, 0)
+        };
+        let span = (s.t - t0).as_secs_f64();
+        out.push(if span > 0.0 {
+            (s.delivered_bytes - bytes0) as f64 * 8.0 / span
+        } else {
+            0.0
+        });
+    }
+    out
+}
+
+/// The samples of one flow, in time order.
+pub fn flow_samples(outcome: &RunOutcome, flow: usize) -> Vec<&Sample> {
+    outcome.samples.iter().filter(|s| s.flow == flow).collect()
+}
+
+/// Writes all runs as CSV. `runs` pairs each outcome with its controller label.
+pub fn write_csv<W: Write>(writer: W, runs: &[(&str, &RunOutcome)]) -> Result<(), csv::Error> {
+    let mut csv = csv::Writer::from_writer(writer);
+    for (run, (cc, outcome)) in runs.iter().enumerate() {
+        for (flow_index, flow) in outcome.flows.iter().enumerate() {
+            let samples = flow_samples(outcome, flow_index);
+            let goodputs = sliding_goodput_bps(&samples, GOODPUT_WINDOW);
+            for (s, goodput_bps) in samples.iter().zip(goodputs) {
+                csv.serialize(Row {
+                    run,
+                    cc,
+                    seed: outcome.seed,
+                    flow: &flow.name,
+                    t_s: s.t.as_secs_f64(),
+                    delivered_bytes: s.delivered_bytes,
+                    goodput_bps,
+                    cwnd_bytes: s.cwnd_bytes,
+                    in_flight_bytes: s.in_flight_bytes,
+                    srtt_ms: s.srtt.as_secs_f64() * 1e3,
+                    min_rtt_ms: s.min_rtt.as_secs_f64() * 1e3,
+                    lost_packets: s.lost_packets,
+                    queue_forward_bytes: s.queue_forward_bytes,
+                    queue_return_bytes: s.queue_return_bytes,
+                })?;
+            }
+        }
+    }
+    csv.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t_ms: u64, bytes: u64) -> Sample {
+        Sample {
+            t: Duration::from_millis(t_ms),
+            flow: 0,
+            delivered_bytes: bytes,
+            cwnd_bytes: 0,
+            in_flight_bytes: 0,
+            srtt: Duration::ZERO,
+            min_rtt: Duration::ZERO,
+            lost_packets: 0,
+            queue_forward_bytes: 0,
+            queue_return_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn sliding_goodput_uses_the_last_second() {
+        // 125 000 bytes per 100 ms = 10 Mbit/s, then nothing after 1 s.
+        let samples: Vec<Sample> = (1..=20)
+            .map(|i| sample(i * 100, 125_000 * i.min(10)))
+            .collect();
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let g = sliding_goodput_bps(&refs, GOODPUT_WINDOW);
+        assert!((g[0] - 10e6).abs() < 1.0); // since t = 0
+        assert!((g[9] - 10e6).abs() < 1.0); // 0 → 1 s
+        assert!((g[14] - 5e6).abs() < 1.0); // 0.5 → 1.5 s: half a second of data
+        assert!(g[19].abs() < 1.0); // 1 → 2 s: nothing
+    }
+}

@@ -1,0 +1,902 @@
+//! Human units in scenario strings: `"10Mbit"`, `"250ms"`, `"100MB"`, `"1%"`, `"1bdp"`.
+//!
+//! Scenario files state quantities the way netem and iperf users write them, with the unit in
+//! the string, so a file can be read without a manual and a wrong unit is an error instead of a
+//! silent factor of 8 or 1000. Every parser here is a pure function returning
+//! `Result<T, UnitError>`; the `deserialize_*` helpers plug them into serde with
+//! `#[serde(deserialize_with = "...")]`.
+//!
+//! Numbers are plain decimals (`10`, `1.5`, `.5`), optionally separated from the unit by spaces.
+//! They are converted with exact integer arithmetic, so `"1.5Gbit"` is exactly 1 500 000 000 and
+//! `"0.3s"` exactly 300 ms.
+//!
+//! | quantity | units | result |
+//! |---|---|---|
+//! | rate | `bit`, `kbit`, `Mbit`, `Gbit`, `Tbit` (also `…bps`, `…bit/s`; prefix case-insensitive, SI: k = 10³) | bits per second |
+//! | duration | `ns`, `us`, `ms`, `s`, `min`, `h` | [`Duration`] |
+//! | size | `B`, `kB`/`KB`, `MB`, `GB`, `TB` (decimal, 10³ steps, as in the draft-kuhn-quic-4-sat objectives) and `KiB`, `MiB`, `GiB`, `TiB` (binary, 2¹⁰ steps) | bytes |
+//! | probability | `%` only | fraction 0..=1 |
+//! | queue | `bdp`, `pkt`/`packets`, or a size | [`QueueLimit`] |
+
+use std::fmt;
+use std::time::Duration;
+
+use netsim::QueueLimit;
+use serde::Deserializer;
+use serde::de::{self, Visitor};
+
+/// What kind of quantity a string was expected to hold; names it in errors and suggests an
+/// example.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// A link rate in bits per second.
+    Rate,
+    /// A time span.
+    Duration,
+    /// A byte count.
+    Size,
+    /// A probability written in percent.
+    Probability,
+    /// A bottleneck buffer limit.
+    Queue,
+}
+
+impl Quantity {
+    /// A valid example, shown in error messages.
+    pub fn example(self) -> &'static str {
+        match self {
+            Quantity::Rate => "10Mbit",
+            Quantity::Duration => "250ms",
+            Quantity::Size => "100MB",
+            Quantity::Probability => "1%",
+            Quantity::Queue => "1bdp",
+        }
+    }
+
+    /// The accepted units, shown when a unit is not recognised.
+    pub fn units(self) -> &'static str {
+        match self {
+            Quantity::Rate => "bit, kbit, Mbit, Gbit, Tbit; also written Mbit/s or Mbps",
+            Quantity::Duration => "ns, us, ms, s, min, h",
+            Quantity::Size => "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB; B means bytes",
+            Quantity::Probability => "%",
+            Quantity::Queue => "bdp, pkt, packets, or a size unit such as kB, MB, KiB",
+        }
+    }
+}
+
+impl fmt::Display for Quantity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Quantity::Rate => "rate",
+            Quantity::Duration => "duration",
+            Quantity::Size => "size",
+            Quantity::Probability => "probability",
+            Quantity::Queue => "queue",
+        })
+    }
+}
+
+/// Why a unit string was rejected. Every message quotes the input and says what would be
+/// accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    /// The string does not start with a decimal number.
+    #[error("invalid {quantity} {input:?}: expected a number followed by a unit, e.g. {:?}", .quantity.example())]
+    NotANumber {
+        /// What was being parsed.
+        quantity: Quantity,
+        /// The offending string.
+        input: String,
+    },
+    /// A bare number; the unit is mandatory so that factors of 8 or 1000 cannot slip in.
+    #[error("invalid {quantity} {input:?}: missing unit, e.g. {:?} (units: {})", .quantity.example(), .quantity.units())]
+    MissingUnit {
+        /// What was being parsed.
+        quantity: Quantity,
+        /// The offending string.
+        input: String,
+    },
+    /// The unit is not one of the accepted ones.
+    #[error("invalid {quantity} {input:?}: unknown unit {unit:?} (units: {})", .quantity.units())]
+    UnknownUnit {
+        /// What was being parsed.
+        quantity: Quantity,
+        /// The offending string.
+        input: String,
+        /// The unit as written.
+        unit: String,
+    },
+    /// A negative value where only non-negative ones make sense.
+    #[error("invalid {quantity} {input:?}: negative {quantity}")]
+    Negative {
+        /// What was being parsed.
+        quantity: Quantity,
+        /// The offending string.
+        input: String,
+    },
+    /// The value is out of the representable or meaningful range.
+    #[error("invalid {quantity} {input:?}: {problem}")]
+    OutOfRange {
+        /// What was being parsed.
+        quantity: Quantity,
+        /// The offending string.
+        input: String,
+        /// What is wrong with the value.
+        problem: String,
+    },
+    /// A byte rate such as `"10MB/s"`; link rates are bits per second, as in netem and iperf.
+    #[error("invalid rate {input:?}: rates are bits per second, not bytes; write {suggestion:?}")]
+    ByteRate {
+        /// The offending string.
+        input: String,
+        /// The same rate in bits per second.
+        suggestion: String,
+    },
+    /// A probability written as a bare fraction (`0.01`); probabilities are written in percent.
+    #[error(
+        "invalid probability {input:?}: probabilities are written in percent; write {suggestion:?} not {input:?}"
+    )]
+    BareProbability {
+        /// The offending string.
+        input: String,
+        /// What was probably meant.
+        suggestion: String,
+    },
+}
+
+/// A decimal number as written: `mantissa × 10^exponent`, exactly.
+#[derive(Debug, Clone, Copy)]
+struct Decimal {
+    negative: bool,
+    mantissa: u128,
+    /// Always ≤ 0: minus the number of digits after the decimal point.
+    exponent: i32,
+}
+
+/// More digits than any sensible scenario value; keeps every product below `u128::MAX`.
+const MAX_DIGITS: usize = 24;
+
+impl Decimal {
+    fn as_f64(self) -> f64 {
+        // Both operands are exact in f64 for the magnitudes used here, so the division is
+        // correctly rounded ("0.01" / 100 gives the f64 nearest to 1e-4).
+        let value = self.mantissa as f64 / 10f64.powi(-self.exponent);
+        if self.negative { -value } else { value }
+    }
+
+    fn is_zero(self) -> bool {
+        self.mantissa == 0
+    }
+
+    /// `self × numerator`, as an integer if it is one: `Ok(Some(n))`, `Ok(None)` if it has a
+    /// fractional part, `Err(())` on overflow. Requires a non-negative value.
+    fn times_exact(self, numerator: u128) -> Result<Option<u128>, ()> {
+        let scaled = self.mantissa.checked_mul(numerator).ok_or(())?;
+        let divisor = 10u128.checked_pow(self.exponent.unsigned_abs()).ok_or(())?;
+        Ok((scaled % divisor == 0).then_some(scaled / divisor))
+    }
+
+    /// `self × numerator`, rounded to the nearest integer (halves up). `None` on overflow.
+    fn times_rounded(self, numerator: u128) -> Option<u128> {
+        let scaled = self.mantissa.checked_mul(numerator)?;
+        let divisor = 10u128.checked_pow(self.exponent.unsigned_abs())?;
+        Some(scaled / divisor + u128::from(scaled % divisor >= divisor.div_ceil(2)))
+    }
+}
+
+/// Formats `mantissa × 10^exponent` as a plain decimal without trailing zeros.
+fn format_decimal(mantissa: u128, exponent: i32) -> String {
+    if mantissa == 0 {
+        return "0".into();
+    }
+    if exponent >= 0 {
+        return format!("{mantissa}{}", "0".repeat(exponent as usize));
+    }
+    let shift = exponent.unsigned_abs() as usize;
+    let digits = format!("{mantissa:0>width$}", width = shift + 1);
+    let (int, frac) = digits.split_at(digits.len() - shift);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        int.to_owned()
+    } else {
+        format!("{int}.{frac}")
+    }
+}
+
+/// Splits `input` into a decimal number and the (trimmed) unit after it.
+fn split_number(input: &str, quantity: Quantity) -> Result<(Decimal, &str), UnitError> {
+    let not_a_number = || UnitError::NotANumber {
+        quantity,
+        input: input.to_owned(),
+    };
+    let text = input.trim();
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let end = body
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(body.len());
+    let (number, unit) = body.split_at(end);
+    let (int, frac) = number.split_once('.').unwrap_or((number, ""));
+    if int.is_empty() && frac.is_empty() || frac.contains('.') {
+        return Err(not_a_number());
+    }
+    let digits = format!("{int}{frac}");
+    let significant = digits.trim_start_matches('0');
+    if significant.len() > MAX_DIGITS || frac.len() > MAX_DIGITS {
+        return Err(UnitError::OutOfRange {
+            quantity,
+            input: input.to_owned(),
+            problem: format!("more than {MAX_DIGITS} digits"),
+        });
+    }
+    let mantissa = if significant.is_empty() {
+        0
+    } else {
+        significant.parse().map_err(|_| not_a_number())?
+    };
+    let exponent = -(frac.len() as i32);
+    Ok((
+        Decimal {
+            negative,
+            mantissa,
+            exponent,
+        },
+        unit.trim(),
+    ))
+}
+
+fn reject_negative(value: Decimal, quantity: Quantity, input: &str) -> Result<(), UnitError> {
+    if value.negative && !value.is_zero() {
+        Err(UnitError::Negative {
+            quantity,
+            input: input.to_owned(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn too_large(quantity: Quantity, input: &str) -> UnitError {
+    UnitError::OutOfRange {
+        quantity,
+        input: input.to_owned(),
+        problem: "too large".into(),
+    }
+}
+
+/// `value × multiplier` as a whole number of `what` that fits in a u64.
+fn whole(
+    value: Decimal,
+    multiplier: u128,
+    quantity: Quantity,
+    input: &str,
+    what: &str,
+) -> Result<u64, UnitError> {
+    match value.times_exact(multiplier) {
+        Ok(Some(n)) => u64::try_from(n).map_err(|_| too_large(quantity, input)),
+        Ok(None) => Err(UnitError::OutOfRange {
+            quantity,
+            input: input.to_owned(),
+            problem: format!("not a whole number of {what}"),
+        }),
+        Err(()) => Err(too_large(quantity, input)),
+    }
+}
+
+/// Parses a link rate into bits per second: `"10Mbit"`, `"10 Mbit/s"`, `"10Mbps"`,
+/// `"250kbit"`, `"1.5Gbit"`, `"500bit"`.
+///
+/// Prefixes are SI (k = 10³, M = 10⁶, G = 10⁹, T = 10¹²) and case-insensitive (a milli-bit rate
+/// makes no sense). Byte rates (`"10MB/s"`, `"10MBps"`) are rejected with the equivalent bit
+/// rate as a hint. Zero is accepted here; scenario validation rejects it naming the field.
+pub fn parse_rate(input: &str) -> Result<u64, UnitError> {
+    const Q: Quantity = Quantity::Rate;
+    let (value, unit) = split_number(input, Q)?;
+    reject_negative(value, Q, input)?;
+    if unit.is_empty() {
+        return Err(UnitError::MissingUnit {
+            quantity: Q,
+            input: input.to_owned(),
+        });
+    }
+    let (multiplier, rest) = match unit.as_bytes()[0] {
+        b'k' | b'K' => (1_000u128, &unit[1..]),
+        b'm' | b'M' => (1_000_000, &unit[1..]),
+        b'g' | b'G' => (1_000_000_000, &unit[1..]),
+        b't' | b'T' => (1_000_000_000_000, &unit[1..]),
+        _ => (1, unit),
+    };
+    // Binary prefixes ("MiB/s") only appear in byte rates; accept them just far enough to
+    // suggest the equivalent bit rate.
+    let (multiplier, rest, binary) = match rest.strip_prefix('i') {
+        Some(after) if multiplier > 1 => {
+            let power = match multiplier {
+                1_000 => 1,
+                1_000_000 => 2,
+                1_000_000_000 => 3,
+                _ => 4,
+            };
+            (1u128 << (10 * power), after, true)
+        }
+        _ => (multiplier, rest, false),
+    };
+    let lower = rest.to_ascii_lowercase();
+    if rest.starts_with('B') || lower.starts_with("byte") {
+        return Err(UnitError::ByteRate {
+            input: input.to_owned(),
+            suggestion: suggest_bit_rate(value, multiplier),
+        });
+    }
+    if binary
+        || !matches!(
+            lower.as_str(),
+            "bit" | "bits" | "bit/s" | "bits/s" | "bps" | "b/s"
+        )
+    {
+        return Err(UnitError::UnknownUnit {
+            quantity: Q,
+            input: input.to_owned(),
+            unit: unit.to_owned(),
+        });
+    }
+    whole(value, multiplier, Q, input, "bits per second")
+}
+
+/// The bit rate equal to `value × byte_multiplier` bytes per second, with an SI prefix.
+fn suggest_bit_rate(value: Decimal, byte_multiplier: u128) -> String {
+    let Some(bits) = value
+        .mantissa
+        .checked_mul(byte_multiplier)
+        .and_then(|m| m.checked_mul(8))
+    else {
+        return "a rate in bits per second, e.g. \"80Mbit\"".into();
+    };
+    // bits × 10^exponent bits per second; pick the largest prefix that keeps it >= 1.
+    let digits_before_point = bits.to_string().len() as i32 + value.exponent;
+    let (prefix, power) = match digits_before_point {
+        13.. => ("T", 12),
+        10.. => ("G", 9),
+        7.. => ("M", 6),
+        4.. => ("k", 3),
+        _ => ("", 0),
+    };
+    format!(
+        "{}{prefix}bit",
+        format_decimal(bits, value.exponent - power)
+    )
+}
+
+/// Parses a duration: `"250ms"`, `"1.5s"`, `"300s"`, `"10us"`, `"2min"`, `"0s"`.
+///
+/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `min`, `h`; a bare `m` is rejected as ambiguous.
+/// Results are exact to the nanosecond (finer digits are rounded). Negative values are
+/// rejected with "negative duration".
+pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
+    const Q: Quantity = Quantity::Duration;
+    let (value, unit) = split_number(input, Q)?;
+    reject_negative(value, Q, input)?;
+    let nanos_per_unit: u128 = match unit {
+        "" => {
+            return Err(UnitError::MissingUnit {
+                quantity: Q,
+                input: input.to_owned(),
+            });
+        }
+        "ns" => 1,
+        "us" | "µs" | "μs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => {
+            return Err(UnitError::UnknownUnit {
+                quantity: Q,
+                input: input.to_owned(),
+                unit: unit.to_owned(),
+            });
+        }
+    };
+    let nanos = value
+        .times_rounded(nanos_per_unit)
+        .ok_or_else(|| too_large(Q, input))?;
+    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_large(Q, input))?;
+    Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
+}
+
+/// Multiplier of a size unit, or `None` if `unit` is not one.
+fn size_multiplier(unit: &str) -> Option<u128> {
+    Some(match unit {
+        "B" | "byte" | "bytes" => 1,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        _ => return None,
+    })
+}
+
+fn parse_size_as(input: &str, quantity: Quantity) -> Result<u64, UnitError> {
+    let (value, unit) = split_number(input, quantity)?;
+    reject_negative(value, quantity, input)?;
+    if unit.is_empty() {
+        return Err(UnitError::MissingUnit {
+            quantity,
+            input: input.to_owned(),
+        });
+    }
+    let multiplier = size_multiplier(unit).ok_or_else(|| UnitError::UnknownUnit {
+        quantity,
+        input: input.to_owned(),
+        unit: unit.to_owned(),
+    })?;
+    whole(value, multiplier, quantity, input, "bytes")
+}
+
+/// Parses a byte count: `"100MB"`, `"100MiB"`, `"1.5KB"`, `"1500B"`, `"10GB"`, `"2KiB"`.
+///
+/// `kB`/`KB`, `MB`, `GB`, `TB` are decimal (10³ steps) — like the draft-kuhn-quic-4-sat
+/// objectives ("100 MB") — and `KiB`, `MiB`, `GiB`, `TiB` binary (2¹⁰ steps). The result must be
+/// a whole number of bytes. Lower-case `b` (bits) is not a size unit.
+pub fn parse_size(input: &str) -> Result<u64, UnitError> {
+    parse_size_as(input, Quantity::Size)
+}
+
+/// Parses a probability written in percent into a fraction: `"0.01%"` → 0.0001.
+///
+/// The `%` is mandatory: a bare `"0.01"` is rejected with the hint "write 1% not 0.01", because
+/// a fraction and a percentage are a factor of 100 apart. Values must be within 0..=100 %.
+pub fn parse_probability(input: &str) -> Result<f64, UnitError> {
+    const Q: Quantity = Quantity::Probability;
+    let (value, unit) = split_number(input, Q)?;
+    reject_negative(value, Q, input)?;
+    match unit {
+        "%" => {}
+        "" => {
+            let trimmed = input.trim();
+            let suggestion = if value.mantissa < 10u128.pow(value.exponent.unsigned_abs()) {
+                // A fraction below 1 such as 0.01: the same value in percent.
+                format!("{}%", format_decimal(value.mantissa, value.exponent + 2))
+            } else {
+                format!("{trimmed}%")
+            };
+            return Err(UnitError::BareProbability {
+                input: trimmed.to_owned(),
+                suggestion,
+            });
+        }
+        _ => {
+            return Err(UnitError::UnknownUnit {
+                quantity: Q,
+                input: input.to_owned(),
+                unit: unit.to_owned(),
+            });
+        }
+    }
+    let percent = value.as_f64();
+    if percent > 100.0 {
+        return Err(UnitError::OutOfRange {
+            quantity: Q,
+            input: input.to_owned(),
+            problem: "more than 100%".into(),
+        });
+    }
+    let mut fraction = Decimal {
+        exponent: value.exponent - 2,
+        ..value
+    }
+    .as_f64();
+    if fraction == 0.0 {
+        fraction = 0.0; // no -0.0 from "-0%"
+    }
+    Ok(fraction)
+}
+
+/// Parses a bottleneck buffer limit: `"1bdp"`/`"0.5bdp"` (multiple of the bandwidth-delay
+/// product), `"50pkt"`/`"50packets"`/`"50 packets"` (packet count), or a size such as `"100KB"`
+/// (bytes of IP packets).
+///
+/// Zero is accepted here; link validation rejects it naming the field.
+pub fn parse_queue(input: &str) -> Result<QueueLimit, UnitError> {
+    const Q: Quantity = Quantity::Queue;
+    let (value, unit) = split_number(input, Q)?;
+    reject_negative(value, Q, input)?;
+    match unit.to_ascii_lowercase().as_str() {
+        "" => Err(UnitError::MissingUnit {
+            quantity: Q,
+            input: input.to_owned(),
+        }),
+        "bdp" => Ok(QueueLimit::BdpMultiple(value.as_f64())),
+        "pkt" | "pkts" | "packet" | "packets" => {
+            whole(value, 1, Q, input, "packets").map(QueueLimit::Packets)
+        }
+        _ => parse_size_as(input, Q).map(QueueLimit::Bytes),
+    }
+}
+
+/// A serde visitor that accepts only strings and parses them with one of the functions above.
+struct UnitVisitor<T> {
+    quantity: Quantity,
+    parse: fn(&str) -> Result<T, UnitError>,
+}
+
+impl<T> Visitor<'_> for UnitVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a {} string with a unit, e.g. \"{}\"",
+            self.quantity,
+            self.quantity.example()
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        (self.parse)(v).map_err(E::custom)
+    }
+
+    // A bare number lacks its unit; running it through the parser gives the specific hint
+    // ("missing unit, e.g. ...", or "write 1% not 0.01" for probabilities).
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+}
+
+macro_rules! deserializers {
+    ($($(#[$doc:meta])* $name:ident, $opt_name:ident, $ty:ty, $quantity:expr, $parse:path;)*) => {$(
+        $(#[$doc])*
+        pub fn $name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<$ty, D::Error> {
+            deserializer.deserialize_str(UnitVisitor {
+                quantity: $quantity,
+                parse: $parse,
+            })
+        }
+
+        /// Like the non-`opt` helper, for an optional field; pair with `#[serde(default)]` so a
+        /// missing key is `None`.
+        pub fn $opt_name<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<$ty>, D::Error> {
+            $name(deserializer).map(Some)
+        }
+    )*};
+}
+
+deserializers! {
+    /// serde `deserialize_with` helper for [`parse_rate`] (bits per second).
+    deserialize_rate, deserialize_opt_rate, u64, Quantity::Rate, parse_rate;
+    /// serde `deserialize_with` helper for [`parse_duration`].
+    deserialize_duration, deserialize_opt_duration, Duration, Quantity::Duration, parse_duration;
+    /// serde `deserialize_with` helper for [`parse_size`] (bytes).
+    deserialize_size, deserialize_opt_size, u64, Quantity::Size, parse_size;
+    /// serde `deserialize_with` helper for [`parse_probability`] (fraction 0..=1).
+    deserialize_probability, deserialize_opt_probability, f64, Quantity::Probability, parse_probability;
+    /// serde `deserialize_with` helper for [`parse_queue`].
+    deserialize_queue, deserialize_opt_queue, QueueLimit, Quantity::Queue, parse_queue;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // ---- rate --------------------------------------------------------------------------------
+
+    #[test]
+    fn rates_in_bits_per_second() {
+        for (input, bps) in [
+            ("10Mbit", 10_000_000),
+            ("10 Mbit/s", 10_000_000),
+            ("10Mbps", 10_000_000),
+            ("10mbit", 10_000_000),
+            ("250kbit", 250_000),
+            ("250Kbit", 250_000),
+            ("1.5Gbit", 1_500_000_000),
+            ("500bit", 500),
+            ("500 bits/s", 500),
+            ("0.5Mbit", 500_000),
+            (".5Mbit", 500_000),
+            ("2Tbit", 2_000_000_000_000),
+            ("  3 kb/s ", 3_000),
+            ("0bit", 0),
+        ] {
+            assert_eq!(parse_rate(input), Ok(bps), "{input}");
+        }
+    }
+
+    #[test]
+    fn byte_rates_are_rejected_with_the_bit_rate() {
+        let err = parse_rate("10MB/s").unwrap_err();
+        assert_eq!(
+            err,
+            UnitError::ByteRate {
+                input: "10MB/s".into(),
+                suggestion: "80Mbit".into()
+            }
+        );
+        assert!(err.to_string().contains("bits per second"), "{err}");
+        for (input, suggestion) in [
+            ("10MBps", "80Mbit"),
+            ("1.5 MB/s", "12Mbit"),
+            ("125kB/s", "1Mbit"),
+            ("100Bps", "800bit"),
+            ("1MiB/s", "8.388608Mbit"),
+            ("3 Mbyte/s", "24Mbit"),
+        ] {
+            match parse_rate(input) {
+                Err(UnitError::ByteRate { suggestion: s, .. }) => assert_eq!(s, suggestion),
+                other => panic!("{input}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_rates() {
+        assert!(matches!(
+            parse_rate("10"),
+            Err(UnitError::MissingUnit { .. })
+        ));
+        assert!(matches!(
+            parse_rate("10Mbits/h"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_rate("10Mibit"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_rate("-1Mbit"),
+            Err(UnitError::Negative { .. })
+        ));
+        assert!(matches!(
+            parse_rate("Mbit"),
+            Err(UnitError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            parse_rate("1.2.3Mbit"),
+            Err(UnitError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            parse_rate("0.5bit"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            parse_rate("100000000000Tbit"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            parse_rate("infbit"),
+            Err(UnitError::NotANumber { .. })
+        ));
+    }
+
+    // ---- duration ----------------------------------------------------------------------------
+
+    #[test]
+    fn durations() {
+        for (input, expected) in [
+            ("250ms", Duration::from_millis(250)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("300s", Duration::from_secs(300)),
+            ("10us", Duration::from_micros(10)),
+            ("10µs", Duration::from_micros(10)),
+            ("2min", Duration::from_secs(120)),
+            ("1h", Duration::from_secs(3600)),
+            ("0s", Duration::ZERO),
+            ("-0s", Duration::ZERO),
+            ("0.3s", Duration::from_millis(300)),
+            ("7ns", Duration::from_nanos(7)),
+            ("1.6ns", Duration::from_nanos(2)),
+            ("325 ms", Duration::from_millis(325)),
+        ] {
+            assert_eq!(parse_duration(input), Ok(expected), "{input}");
+        }
+    }
+
+    #[test]
+    fn bad_durations() {
+        let err = parse_duration("-5ms").unwrap_err();
+        assert!(matches!(err, UnitError::Negative { .. }));
+        assert!(err.to_string().contains("negative duration"), "{err}");
+        assert!(matches!(
+            parse_duration("5"),
+            Err(UnitError::MissingUnit { .. })
+        ));
+        assert!(matches!(
+            parse_duration("5m"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_duration("5 sec"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_duration("infs"),
+            Err(UnitError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            parse_duration("NaNms"),
+            Err(UnitError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            parse_duration(""),
+            Err(UnitError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            parse_duration("999999999999999999999h"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+    }
+
+    // ---- size --------------------------------------------------------------------------------
+
+    #[test]
+    fn sizes_decimal_and_binary() {
+        for (input, bytes) in [
+            ("100MB", 100_000_000),
+            ("100MiB", 100 * 1024 * 1024),
+            ("1.5KB", 1_500),
+            ("1.5kB", 1_500),
+            ("1500B", 1_500),
+            ("1500 bytes", 1_500),
+            ("10GB", 10_000_000_000),
+            ("2KiB", 2_048),
+            ("18.75MB", 18_750_000),
+            ("1TiB", 1 << 40),
+        ] {
+            assert_eq!(parse_size(input), Ok(bytes), "{input}");
+        }
+    }
+
+    #[test]
+    fn bad_sizes() {
+        assert!(matches!(
+            parse_size("100"),
+            Err(UnitError::MissingUnit { .. })
+        ));
+        assert!(matches!(
+            parse_size("100Mb"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_size("100mb"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_size("1.5B"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            parse_size("-1MB"),
+            Err(UnitError::Negative { .. })
+        ));
+        assert!(matches!(
+            parse_size("100000000000TB"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+    }
+
+    // ---- probability -------------------------------------------------------------------------
+
+    #[test]
+    fn probabilities_from_percent() {
+        assert!((parse_probability("0.01%").unwrap() - 1e-4).abs() < 1e-15);
+        assert_eq!(parse_probability("1%"), Ok(0.01));
+        assert_eq!(parse_probability("100%"), Ok(1.0));
+        assert_eq!(parse_probability("0%"), Ok(0.0));
+        assert_eq!(parse_probability("64.5%"), Ok(0.645));
+        assert_eq!(parse_probability("1.8 %"), Ok(0.018));
+    }
+
+    #[test]
+    fn bad_probabilities() {
+        let err = parse_probability("0.01").unwrap_err();
+        assert_eq!(
+            err,
+            UnitError::BareProbability {
+                input: "0.01".into(),
+                suggestion: "1%".into()
+            }
+        );
+        assert!(
+            err.to_string().contains(r#"write "1%" not "0.01""#),
+            "{err}"
+        );
+        match parse_probability("5") {
+            Err(UnitError::BareProbability { suggestion, .. }) => assert_eq!(suggestion, "5%"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse_probability("100.5%"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            parse_probability("-1%"),
+            Err(UnitError::Negative { .. })
+        ));
+        assert!(matches!(
+            parse_probability("1 percent"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_probability("nan%"),
+            Err(UnitError::NotANumber { .. })
+        ));
+    }
+
+    // ---- queue -------------------------------------------------------------------------------
+
+    #[test]
+    fn queues() {
+        assert_eq!(parse_queue("1bdp"), Ok(QueueLimit::BdpMultiple(1.0)));
+        assert_eq!(parse_queue("0.5bdp"), Ok(QueueLimit::BdpMultiple(0.5)));
+        assert_eq!(parse_queue("2 BDP"), Ok(QueueLimit::BdpMultiple(2.0)));
+        assert_eq!(parse_queue("50pkt"), Ok(QueueLimit::Packets(50)));
+        assert_eq!(parse_queue("50packets"), Ok(QueueLimit::Packets(50)));
+        assert_eq!(parse_queue("50 packets"), Ok(QueueLimit::Packets(50)));
+        assert_eq!(parse_queue("100KB"), Ok(QueueLimit::Bytes(100_000)));
+        assert_eq!(parse_queue("64KiB"), Ok(QueueLimit::Bytes(65_536)));
+    }
+
+    #[test]
+    fn bad_queues() {
+        assert!(matches!(
+            parse_queue("50"),
+            Err(UnitError::MissingUnit { .. })
+        ));
+        assert!(matches!(
+            parse_queue("1.5pkt"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            parse_queue("-1bdp"),
+            Err(UnitError::Negative { .. })
+        ));
+        let err = parse_queue("3 frames").unwrap_err();
+        assert!(matches!(err, UnitError::UnknownUnit { .. }));
+        assert!(err.to_string().starts_with("invalid queue"), "{err}");
+    }
+
+    // ---- serde -------------------------------------------------------------------------------
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Fields {
+        #[serde(deserialize_with = "deserialize_rate")]
+        rate: u64,
+        #[serde(default, deserialize_with = "deserialize_opt_duration")]
+        delay: Option<Duration>,
+    }
+
+    #[test]
+    fn serde_helpers() {
+        let f: Fields = toml::from_str(r#"rate = "2Mbit""#).unwrap();
+        assert_eq!(f.rate, 2_000_000);
+        assert_eq!(f.delay, None);
+        let f: Fields = toml::from_str("rate = \"2Mbit\"\ndelay = \"5ms\"").unwrap();
+        assert_eq!(f.delay, Some(Duration::from_millis(5)));
+        let err = toml::from_str::<Fields>("rate = 2000000").unwrap_err();
+        assert!(
+            err.to_string().contains(r#"missing unit, e.g. "10Mbit""#),
+            "{err}"
+        );
+        let err = toml::from_str::<Fields>("rate = true").unwrap_err();
+        assert!(err.to_string().contains(r#"e.g. "10Mbit""#), "{err}");
+        let err = toml::from_str::<Fields>(r#"rate = "2MB/s""#).unwrap_err();
+        assert!(err.to_string().contains("16Mbit"), "{err}");
+    }
+}
