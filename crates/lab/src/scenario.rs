@@ -756,13 +756,13 @@ impl RawTransport {
                 "must be greater than zero",
             ));
         }
-        if let Some(Setting::Value(delay)) = self.max_ack_delay {
-            if delay >= MAX_ACK_DELAY_LIMIT {
-                return Err(problem(
-                    format!("{at}.max_ack_delay"),
-                    "must be below 16384ms (RFC 9000 §18.2)",
-                ));
-            }
+        if let Some(Setting::Value(delay)) = self.max_ack_delay
+            && delay >= MAX_ACK_DELAY_LIMIT
+        {
+            return Err(problem(
+                format!("{at}.max_ack_delay"),
+                "must be below 16384ms (RFC 9000 §18.2)",
+            ));
         }
         Ok(())
     }

@@ -35,7 +35,7 @@ pub fn render(summary: &Summary, speed: &[Option<f64>]) -> String {
     for t in &thresholds {
         let _ = write!(header, " {:>9}", format!("t({t})"));
     }
-    let _ = write!(header, " {:>8} {:>8}  {}", "lost", "drops", "state");
+    let _ = write!(header, " {:>8} {:>8}  state", "lost", "drops");
     let _ = writeln!(out, "{header}");
     for run in &summary.runs {
         for flow in &run.flows {

@@ -279,9 +279,8 @@ fn access_delay_adds_to_both_directions() {
     assert_eq!(d.at, MS(351)); // 100 + 1 (1250 B at 10 Mbit/s) + 250
 
     path.send(d.at, Direction::Return, 1, 250, 8);
-    let mut t = d.at;
     let back = loop {
-        t = path.next_event().unwrap();
+        let t = path.next_event().unwrap();
         if let Some(d) = path.poll(t) {
             break d;
         }

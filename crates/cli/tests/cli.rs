@@ -1,0 +1,151 @@
+//! The binary as a user meets it: bad input gets a message naming the file, field or flag.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn satquic(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_satquic"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn scenario_file(name: &str, body: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("satquic-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+const VALID: &str = r#"
+name = "t"
+duration = "2s"
+[path.forward]
+rate = "10Mbit"
+delay = "10ms"
+[path.return]
+rate = "10Mbit"
+delay = "10ms"
+[[flow]]
+name = "f"
+cc = "newreno"
+download = "100KB"
+"#;
+
+fn fails_mentioning(args: &[&str], needles: &[&str]) {
+    let out = satquic(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: stderr lacks {needle:?}:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn invalid_scenarios_name_file_field_and_problem() {
+    let cases = [
+        (
+            "unknown-key.toml",
+            VALID.replace(
+                "delay = \"10ms\"\n[path.return]",
+                "delay = \"10ms\"\nrat = \"1Mbit\"\n[path.return]",
+            ),
+            "rat",
+        ),
+        (
+            "wrong-unit.toml",
+            VALID.replacen("\"10Mbit\"", "\"10MB/s\"", 1),
+            "path.forward.rate",
+        ),
+        (
+            "loss.toml",
+            VALID.replacen("delay = \"10ms\"", "delay = \"10ms\"\nloss = \"150%\"", 1),
+            "path.forward.loss",
+        ),
+        (
+            "zero-rate.toml",
+            VALID.replacen("\"10Mbit\"", "\"0Mbit\"", 1),
+            "path.forward.rate",
+        ),
+        (
+            "negative-delay.toml",
+            VALID.replacen("\"10ms\"", "\"-10ms\"", 1),
+            "path.forward.delay",
+        ),
+        (
+            "no-flows.toml",
+            VALID.split("[[flow]]").next().unwrap().to_owned(),
+            "flow",
+        ),
+    ];
+    for (name, body, field) in cases {
+        let path = scenario_file(name, &body);
+        let path = path.to_str().unwrap();
+        fails_mentioning(&["run", path, "--quiet"], &[name, field]);
+    }
+}
+
+#[test]
+fn bad_flags_are_named() {
+    let path = scenario_file("valid.toml", VALID);
+    let path = path.to_str().unwrap();
+    fails_mentioning(
+        &["run", path, "--cc", "vegas", "--quiet"],
+        &["--cc", "vegas"],
+    );
+    fails_mentioning(
+        &["run", path, "--set", "path.forward.rate=fast", "--quiet"],
+        &["path.forward.rate"],
+    );
+    fails_mentioning(
+        &["run", path, "--set", "nonsense", "--quiet"],
+        &["key=value"],
+    );
+    fails_mentioning(
+        &["run", "no-such-scenario", "--quiet"],
+        &["no-such-scenario", "built-in"],
+    );
+    fails_mentioning(&["run", path, "--seeds", "0"], &["--seeds"]);
+}
+
+#[test]
+fn a_valid_scenario_runs_and_writes_its_outputs() {
+    let path = scenario_file("ok.toml", VALID);
+    let out_dir = std::env::temp_dir().join(format!("satquic-cli-out-{}", std::process::id()));
+    let out = satquic(&[
+        "run",
+        path.to_str().unwrap(),
+        "--cc",
+        "newreno,cubic",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("newreno") && stdout.contains("cubic") && stdout.contains("completed"),
+        "{stdout}"
+    );
+    for file in [
+        "summary.json",
+        "timing.json",
+        "timeseries.csv",
+        "cwnd.png",
+        "cwnd.svg",
+        "goodput.png",
+        "goodput.svg",
+    ] {
+        assert!(out_dir.join(file).exists(), "{file} missing");
+    }
+    let _ = std::fs::remove_dir_all(out_dir);
+}
