@@ -227,7 +227,7 @@ pub fn write_plots(
         },
     )?);
     let goodput_title = format!(
-        "{} — goodput, 1 s sliding average{seed_note}",
+        "{} — goodput (bytes in order), 1 s sliding average{seed_note}",
         scenario.name
     );
     written.extend(plots::line_chart(
@@ -235,7 +235,7 @@ pub fn write_plots(
         &Chart {
             title: &goodput_title,
             x_label: "time (s)",
-            y_label: "goodput (Mbit/s)",
+            y_label: "in-order goodput (Mbit/s)",
             series: &goodput,
         },
     )?);
