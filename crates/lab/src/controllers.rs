@@ -52,6 +52,22 @@ fn float_param(field: &str, value: &toml::Value) -> Result<f64, ControllerError>
     }
 }
 
+/// Applies the one parameter Cubic and BBR take in quinn: `initial_window`.
+fn only_initial_window(
+    params: &BTreeMap<String, toml::Value>,
+    param_field: &dyn Fn(&str) -> String,
+    unknown: &dyn Fn(&str, &str) -> ControllerError,
+    mut set: impl FnMut(u64),
+) -> Result<(), ControllerError> {
+    for (key, value) in params {
+        match key.as_str() {
+            "initial_window" => set(size_param(&param_field(key), value)?),
+            _ => return Err(unknown(key, "initial_window")),
+        }
+    }
+    Ok(())
+}
+
 /// Builds controller `name` with `params`; `field` is where the name came from (for errors).
 pub fn build(
     name: &str,
@@ -83,26 +99,16 @@ pub fn build(
         }
         "cubic" => {
             let mut config = CubicConfig::default();
-            for (key, value) in params {
-                match key.as_str() {
-                    "initial_window" => {
-                        config.initial_window(size_param(&param_field(key), value)?);
-                    }
-                    _ => return Err(unknown(key, "initial_window")),
-                }
-            }
+            only_initial_window(params, &param_field, &unknown, |w| {
+                config.initial_window(w);
+            })?;
             Arc::new(config)
         }
         "bbr" => {
             let mut config = BbrConfig::default();
-            for (key, value) in params {
-                match key.as_str() {
-                    "initial_window" => {
-                        config.initial_window(size_param(&param_field(key), value)?);
-                    }
-                    _ => return Err(unknown(key, "initial_window")),
-                }
-            }
+            only_initial_window(params, &param_field, &unknown, |w| {
+                config.initial_window(w);
+            })?;
             Arc::new(config)
         }
         "hybla" => {

@@ -161,3 +161,29 @@ fn observer_can_interrupt() {
     .unwrap_err();
     assert!(matches!(err, sim::SimError::Interrupted(_)), "{err}");
 }
+
+#[test]
+fn qlog_files_are_written_per_connection() {
+    let dir = std::env::temp_dir().join(format!("satquic-qlog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut config = single_flow(
+        10_000_000,
+        ms(25),
+        0.0,
+        Download::Bytes(200_000),
+        Duration::from_secs(10),
+        "newreno",
+    );
+    config.flows[0].qlog = true;
+    config.qlog_dir = Some(dir.clone());
+    let out = run_ok(&config);
+    assert_eq!(out.flows[0].end, FlowEnd::Completed);
+    for role in ["client", "server"] {
+        let text = std::fs::read_to_string(dir.join(format!("f-{role}.qlog"))).unwrap();
+        assert!(
+            text.contains("packet_sent") && text.contains("packet_received"),
+            "{role}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
