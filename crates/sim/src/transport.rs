@@ -5,14 +5,19 @@
 //! 600 ms RTT, and one ACK per two packets does not fit in a 3 Mbit/s return link carrying a
 //! 250 Mbit/s download. [`TransportSettings::satellite_preset`] sizes the windows from the path.
 //!
-//! ACK frequency is *not* thinned by default. Measured here with quinn-proto 0.11.19: when the
-//! data sender requests an ACK-eliciting threshold k > 1 (ACK_FREQUENCY frame), the receiver
-//! sometimes arms no max_ack_delay timer for the packets that follow an ACK, so a flight of
-//! up to k packets goes unacknowledged until the sender's PTO (sat scenario, k = 10: the first
-//! flight sat 1.5 s unacknowledged; kuhn-large took 12.8 s for 100 MB instead of 10.7 s).
-//! Until that is understood, the preset keeps quinn's one ACK per two packets, which the
-//! return links of the shipped scenarios carry (ACKs of a 250 Mbit/s download need about
-//! 0.7 Mbit/s of a 3 Mbit/s return link).
+//! ACK frequency is *not* thinned by default, because of a bug in quinn-proto 0.11.19 found here.
+//! `Connection::poll_transmit` calls `timers.stop(Timer::MaxAckDelay)` whenever it sends an
+//! ACK in *any* packet-number space. That timer belongs to the Data space only. At the end of
+//! the handshake the client receives the server's first 1-RTT packet (carrying ACK_FREQUENCY),
+//! arms the Data-space timer, then sends its Initial/Handshake ACKs in the same call. That stops
+//! the timer while the Data space still records a pending ack-eliciting packet, so no timer is
+//! armed again until more than k packets arrive. With a requested threshold k > 1 and a first
+//! flight of k packets or fewer, nothing is ACKed until the server's PTO. Measured with the
+//! quinn-proto source patched to log: sat, k = 10, the 7-packet first flight waited 1.5 s;
+//! kuhn-large took 12.8 s for 100 MB instead of 10.7 s, and the whole difference is that
+//! start-up stall. With k = 1 (quinn's default) the next packet forces the ACK. The preset therefore keeps
+//! one ACK per two packets, which the shipped return links carry (ACKs of a 250 Mbit/s download
+//! need about 0.7 Mbit/s of a 3 Mbit/s return link). Scenarios can still request a threshold.
 
 use std::sync::Arc;
 use std::time::Duration;
