@@ -1,0 +1,40 @@
+//! Per-ACK cost of the Hybla core (target: well under 50 ns).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hybla::{Growth, Hybla, HyblaParams, InitialSsthresh};
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("hybla");
+    for (name, growth, ssthresh) in [
+        ("ca_seed", Growth::Seed, 1_000_000u64),
+        ("ca_guarded", Growth::GUARDED, 1_000_000),
+        ("slow_start_seed", Growth::Seed, u64::MAX / 4),
+    ] {
+        let params = HyblaParams {
+            growth,
+            initial_ssthresh: InitialSsthresh::Bytes(ssthresh),
+            initial_window_bytes: 600_000,
+            ..HyblaParams::default()
+        };
+        let mut h = Hybla::new(params, 1472);
+        let mut now = Duration::from_secs(1);
+        let rtt = Duration::from_millis(500);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                now += Duration::from_micros(1200);
+                h.on_ack(black_box(now), now - rtt, black_box(1472), false);
+                if h.window() > 1 << 40 {
+                    h.on_congestion_event(now, now, true, 0);
+                }
+                black_box(h.window())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

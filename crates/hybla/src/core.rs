@@ -1,0 +1,372 @@
+//! The Hybla algorithm on plain numbers: bytes, `Duration`s since an epoch the caller picks.
+//!
+//! Notation of seed 002 (TCP Hybla, Caini & Firrincieli 2004): W is the congestion window in
+//! segments (MSS), ρ = RTT / RTT0, γ the slow-start threshold. The per-ACK rules (eq. 9) are
+//! applied with byte counting as in seed 000 §4.2.3 (the picoquic implementation): every
+//! acknowledged MSS counts as one ACK of eq. 9.
+
+use std::time::Duration;
+
+use crate::min_filter::WindowedMin;
+use crate::rate::DeliveryRate;
+
+/// Upper bound of the window, bytes: far beyond any path (2⁴⁸ B = 256 TiB), low enough that
+/// no later arithmetic overflows even at ρ = 40 and beyond.
+pub const MAX_WINDOW_BYTES: u64 = 1 << 48;
+
+/// How the initial slow-start threshold is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InitialSsthresh {
+    /// Estimate the path's bandwidth-delay product from the first flight (seed 002 §3.3.1);
+    /// slow-start growth waits for the estimate (at most one round, then plain slow start).
+    Estimate,
+    /// A fixed number of bytes (the thesis's INITIAL_SSTHRESH, e.g. 750 KB).
+    Bytes(u64),
+    /// γ segments, multiplied by ρ once ρ is known (seed 002 eq. 6: the threshold is ρ·γ).
+    Segments(f64),
+    /// No threshold: slow start until the first loss (NewReno's default).
+    Infinite,
+}
+
+/// Which growth rules apply.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Growth {
+    /// Seed 002 eq. 9 exactly: +(2^ρ − 1) per MSS in slow start, +ρ²/W per MSS in
+    /// congestion avoidance.
+    Seed,
+    /// satquic's extension. The seed's rules while the bottleneck queue is short; once the
+    /// queueing delay (RTT sample − base RTT) exceeds `target_fraction` × base RTT (at least
+    /// `min_target`), growth drops to the ρ = 1 rules (one MSS per RTT), so the window stops
+    /// racing into a full buffer one RTT before the loss signal can arrive — at ρ = 20 the
+    /// seed's CA adds 400 packets per RTT. If a congestion loss arrives while the queue is
+    /// more than twice the target (a competing flow fills the buffer), the guard is released
+    /// until the next loss, so Hybla keeps its RTT compensation against loss-based flows.
+    Guarded {
+        /// Queueing-delay target as a fraction of the base RTT.
+        target_fraction: f64,
+        /// Lower bound of the target (short paths, coarse timers).
+        min_target: Duration,
+    },
+}
+
+impl Growth {
+    /// The default extension: target 10 % of the base RTT, at least 2 ms.
+    pub const GUARDED: Growth = Growth::Guarded {
+        target_fraction: 0.1,
+        min_target: Duration::from_millis(2),
+    };
+}
+
+/// Settings of one Hybla instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HyblaParams {
+    /// Reference RTT whose growth rate Hybla reproduces (seed 002 §7.1: 25 ms).
+    pub rtt0: Duration,
+    /// Window before ρ is known, bytes; multiplied by ρ at the first RTT sample.
+    pub initial_window_bytes: u64,
+    /// Smallest window in packets before the ρ scaling (RFC 9002: 2).
+    pub minimum_window_packets: u64,
+    /// Multiplicative decrease on congestion (0.5 halves).
+    pub loss_reduction_factor: f64,
+    /// Initial slow-start threshold.
+    pub initial_ssthresh: InitialSsthresh,
+    /// Growth rules.
+    pub growth: Growth,
+    /// Window of the minimum-RTT filter: how long after a path change ρ follows a longer path.
+    pub base_rtt_window: Duration,
+}
+
+impl Default for HyblaParams {
+    fn default() -> Self {
+        Self {
+            rtt0: Duration::from_millis(25),
+            initial_window_bytes: 14_720,
+            minimum_window_packets: 2,
+            loss_reduction_factor: 0.5,
+            initial_ssthresh: InitialSsthresh::Estimate,
+            growth: Growth::GUARDED,
+            base_rtt_window: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Slow start or congestion avoidance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// cwnd < ssthresh.
+    SlowStart,
+    /// cwnd ≥ ssthresh.
+    CongestionAvoidance,
+}
+
+/// The Hybla state machine.
+#[derive(Debug, Clone)]
+pub struct Hybla {
+    params: HyblaParams,
+    mss_bytes: u64,
+    cwnd_bytes: u64,
+    ssthresh_bytes: u64,
+    /// Fractional bytes of window increase not yet applied (seed 000's increment_frac_sum).
+    carry_bytes: f64,
+    rho: f64,
+    rho_known: bool,
+    base_rtt: WindowedMin,
+    /// Smallest RTT sample of the current ACK frame (the freshest queue-delay reading).
+    frame_min_rtt: Option<Duration>,
+    /// Queueing delay measured at the end of the last ACK frame.
+    queue_delay: Duration,
+    recovery_start: Option<Duration>,
+    loss_seen: bool,
+    start_up: Option<DeliveryRate>,
+    /// Guard released until the next congestion event (a competitor fills the buffer).
+    guard_released: bool,
+}
+
+impl Hybla {
+    /// A fresh instance for a path with maximum datagram size `mss_bytes`.
+    pub fn new(params: HyblaParams, mss_bytes: u64) -> Self {
+        let mss_bytes = mss_bytes.max(1);
+        let ssthresh_bytes = match params.initial_ssthresh {
+            InitialSsthresh::Bytes(b) => b.max(2 * mss_bytes),
+            InitialSsthresh::Segments(g) => (g * mss_bytes as f64) as u64,
+            InitialSsthresh::Estimate | InitialSsthresh::Infinite => u64::MAX,
+        };
+        let start_up =
+            (params.initial_ssthresh == InitialSsthresh::Estimate).then(DeliveryRate::default);
+        Self {
+            cwnd_bytes: params.initial_window_bytes.max(2 * mss_bytes),
+            base_rtt: WindowedMin::new(params.base_rtt_window),
+            params,
+            mss_bytes,
+            ssthresh_bytes,
+            carry_bytes: 0.0,
+            rho: 1.0,
+            rho_known: false,
+            frame_min_rtt: None,
+            queue_delay: Duration::ZERO,
+            recovery_start: None,
+            loss_seen: false,
+            start_up,
+            guard_released: false,
+        }
+    }
+
+    /// Congestion window, bytes.
+    pub fn window(&self) -> u64 {
+        self.cwnd_bytes
+    }
+
+    /// Slow-start threshold, bytes (`u64::MAX` while unset).
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh_bytes
+    }
+
+    /// Current ρ = max(1, base RTT / RTT0); 1 until the first RTT sample.
+    pub fn rho(&self) -> f64 {
+        self.rho
+    }
+
+    /// Current phase.
+    pub fn phase(&self) -> Phase {
+        if self.cwnd_bytes < self.ssthresh_bytes {
+            Phase::SlowStart
+        } else {
+            Phase::CongestionAvoidance
+        }
+    }
+
+    /// Window increase computed but not yet applied, bytes (always below one byte).
+    pub fn pending_increment_bytes(&self) -> f64 {
+        self.carry_bytes
+    }
+
+    /// The propagation-delay estimate ρ is computed from.
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt.get()
+    }
+
+    /// Queueing delay at the last ACK frame (RTT sample − base RTT).
+    pub fn queue_delay(&self) -> Duration {
+        self.queue_delay
+    }
+
+    /// Smallest window: minimum_window_packets × MSS, times ρ (seed 000 §4.2.3).
+    pub fn minimum_window(&self) -> u64 {
+        ((self.params.minimum_window_packets * self.mss_bytes) as f64 * self.rho) as u64
+    }
+
+    /// The datagram size changed (PLPMTUD); windows in bytes keep their value.
+    pub fn on_mtu_update(&mut self, mss_bytes: u64) {
+        self.mss_bytes = mss_bytes.max(1);
+    }
+
+    /// Sets ρ directly (tests, and callers that know the path).
+    pub fn set_rho_for_test(&mut self, rho: f64) {
+        self.rho = rho.max(1.0);
+        self.rho_known = true;
+    }
+
+    /// One newly acknowledged packet of `bytes`, sent at `sent`, acknowledged at `now`.
+    pub fn on_ack(&mut self, now: Duration, sent: Duration, bytes: u64, app_limited: bool) {
+        if let Some(sample) = now.checked_sub(sent) {
+            self.base_rtt.update(now, sample);
+            self.frame_min_rtt = Some(self.frame_min_rtt.map_or(sample, |m| m.min(sample)));
+            self.update_rho();
+        }
+        if let Some(rate) = &mut self.start_up {
+            rate.on_ack(sent, bytes);
+        }
+        // RFC 9002 §7.3.2: no growth for packets sent before the current recovery started,
+        // and none while the application, not the window, limits sending.
+        if app_limited || self.recovery_start.is_some_and(|start| sent <= start) {
+            return;
+        }
+        self.grow(bytes);
+    }
+
+    /// End of one ACK frame: queue-delay reading and the start-up bandwidth estimate.
+    pub fn on_end_acks(&mut self, now: Duration) {
+        if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
+            self.queue_delay = sample.saturating_sub(base);
+        }
+        let mss = self.mss_bytes;
+        let Some(rate) = &mut self.start_up else {
+            return;
+        };
+        rate.on_end_acks(now, mss);
+        if let (Some(bytes_per_s), Some(base)) = (rate.max_rate_bytes_per_s(), self.base_rtt.get())
+            && self.phase() == Phase::SlowStart
+            && !self.loss_seen
+        {
+            // ssthresh = estimated BDP = bottleneck rate × propagation RTT; later rounds may
+            // only raise it (a paced first flight under-reads the bottleneck).
+            let bdp = (bytes_per_s * base.as_secs_f64()) as u64;
+            let bdp = bdp.max(2 * mss);
+            self.ssthresh_bytes = if self.ssthresh_bytes == u64::MAX {
+                bdp
+            } else {
+                self.ssthresh_bytes.max(bdp)
+            };
+        }
+    }
+
+    /// A loss-detection batch (or ECN-CE when `lost_bytes == 0`) for packets up to one sent
+    /// at `sent`.
+    pub fn on_congestion_event(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        persistent: bool,
+        _lost_bytes: u64,
+    ) {
+        self.loss_seen = true;
+        self.start_up = None;
+        let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
+        if !in_this_recovery {
+            self.recovery_start = Some(now);
+            if let Growth::Guarded { .. } = self.params.growth {
+                // A loss with the queue far above our own target means someone else keeps it
+                // full: compete with the seed's rules until the next loss.
+                self.guard_released = self.queue_delay >= 2 * self.queue_target();
+            }
+            let reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
+            self.cwnd_bytes = reduced.max(self.minimum_window());
+            self.ssthresh_bytes = self.cwnd_bytes;
+            self.carry_bytes = 0.0;
+        }
+        if persistent {
+            self.cwnd_bytes = self.minimum_window();
+            self.carry_bytes = 0.0;
+        }
+    }
+
+    fn update_rho(&mut self) {
+        let Some(base) = self.base_rtt.get() else {
+            return;
+        };
+        // ρ = RTT / RTT0 (eq. 5), never below 1 (§3.1: fast connections keep standard rules).
+        let rho = (base.as_secs_f64() / self.params.rtt0.as_secs_f64()).max(1.0);
+        let first = !self.rho_known;
+        self.rho = rho;
+        self.rho_known = true;
+        if first {
+            // Initial window and threshold scale with ρ (seed 002 §3.1).
+            if !self.loss_seen {
+                let scaled = (self.params.initial_window_bytes as f64 * rho) as u64;
+                self.cwnd_bytes = self.cwnd_bytes.max(scaled).min(MAX_WINDOW_BYTES);
+            }
+            if let InitialSsthresh::Segments(g) = self.params.initial_ssthresh {
+                self.ssthresh_bytes = (g * rho * self.mss_bytes as f64) as u64;
+            }
+        }
+        self.cwnd_bytes = self.cwnd_bytes.max(self.minimum_window());
+    }
+
+    fn queue_target(&self) -> Duration {
+        match self.params.growth {
+            Growth::Seed => Duration::MAX,
+            Growth::Guarded {
+                target_fraction,
+                min_target,
+            } => self
+                .base_rtt
+                .get()
+                .map_or(min_target, |b| b.mul_f64(target_fraction).max(min_target)),
+        }
+    }
+
+    /// ρ used for growth right now: the guard falls back to ρ = 1 rules above the target.
+    fn growth_rho(&self) -> f64 {
+        match self.params.growth {
+            Growth::Seed => self.rho,
+            Growth::Guarded { .. } if self.guard_released => self.rho,
+            Growth::Guarded { .. } if self.queue_delay >= self.queue_target() => 1.0,
+            Growth::Guarded { .. } => self.rho,
+        }
+    }
+
+    fn apply(&mut self, increment_bytes: f64) {
+        // Whole bytes now, the fraction carried (seed 000 §4.2.3).
+        let total = increment_bytes + self.carry_bytes;
+        let whole = total.floor();
+        self.carry_bytes = total - whole;
+        let whole = whole.min(MAX_WINDOW_BYTES as f64) as u64;
+        self.cwnd_bytes = self.cwnd_bytes.saturating_add(whole).min(MAX_WINDOW_BYTES);
+    }
+
+    /// Congestion-avoidance increment for `bytes` acknowledged: W += ρ²/W per MSS (eq. 9),
+    /// i.e. ρ²·MSS·bytes/cwnd in bytes.
+    fn ca_increment(&self, rho: f64, bytes: f64) -> f64 {
+        rho * rho * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
+    }
+
+    fn grow(&mut self, bytes: u64) {
+        let rho = self.growth_rho();
+        if self.phase() == Phase::CongestionAvoidance {
+            let increment = self.ca_increment(rho, bytes as f64);
+            self.apply(increment);
+            return;
+        }
+        if self.start_up.is_some() && self.ssthresh_bytes == u64::MAX {
+            // Waiting for the bandwidth estimate: at ρ = 20 one slow-start ACK would add
+            // 2²⁰ segments (seed 000 §5.3), so no growth until a threshold exists.
+            return;
+        }
+        // Slow start: W += 2^ρ − 1 per MSS acknowledged (eq. 9), in bytes.
+        let per_byte = 2f64.powf(rho) - 1.0;
+        let increment = per_byte * bytes as f64;
+        let room = (self.ssthresh_bytes - self.cwnd_bytes) as f64;
+        if increment + self.carry_bytes < room {
+            self.apply(increment);
+            return;
+        }
+        // The increment crosses ssthresh: the bytes that reach it count as slow start, the
+        // rest as congestion avoidance (seed 000 §4.2.3).
+        let ss_bytes = ((room - self.carry_bytes).max(0.0) / per_byte).min(bytes as f64);
+        let ca_bytes = (bytes as f64 - ss_bytes).max(0.0);
+        self.cwnd_bytes = self.ssthresh_bytes;
+        self.carry_bytes = 0.0;
+        let increment = self.ca_increment(rho, ca_bytes);
+        self.apply(increment);
+    }
+}

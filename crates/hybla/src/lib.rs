@@ -1,0 +1,48 @@
+//! hybla — TCP Hybla congestion control for quinn, for satellite paths.
+//!
+//! Standard congestion control grows the window per RTT, so a GEO connection (RTT 500–650 ms)
+//! ramps up 20–25× slower than a terrestrial one. Hybla (Caini & Firrincieli, 2004) scales the
+//! growth by ρ = RTT / RTT0 so that every connection grows like a reference connection with
+//! RTT0 = 25 ms: slow start adds 2^ρ − 1 segments per acknowledged segment, congestion avoidance
+//! ρ²/W, and the initial and minimum windows are multiplied by ρ.
+//!
+//! Layer: a pure algorithm core ([`Hybla`]: bytes and `Duration`s, no quinn types) and a thin
+//! quinn adapter ([`HyblaConfig`], which is both the settings and quinn's `ControllerFactory`).
+//! Beyond the seed's rules it estimates the initial slow-start threshold from the first flight,
+//! re-estimates ρ when the path changes, and by default guards its growth against
+//! self-inflicted queue overflow ([`Growth::GUARDED`]; [`Growth::Seed`] gives the plain rules).
+//!
+//! Enabling it in quinn is one line:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use hybla::HyblaConfig;
+//!
+//! let mut transport = quinn::TransportConfig::default();
+//! transport.congestion_controller_factory(Arc::new(HyblaConfig::default()));
+//!
+//! // Or with a different reference RTT and the seed's plain growth rules:
+//! let mut config = HyblaConfig::default();
+//! config.rtt0(Duration::from_millis(50)).growth(hybla::Growth::Seed);
+//! transport.congestion_controller_factory(Arc::new(config));
+//! ```
+//!
+//! `initial_window` interacts with quinn's own setting like this: quinn asks the controller for
+//! its window from the first packet on; Hybla starts at quinn's usual initial window
+//! (min(10 × MTU, max(14 720, 2 × MTU)) bytes, or [`HyblaConfig::initial_window`]) and
+//! multiplies it by ρ when the first RTT sample arrives, one RTT later — the first flight is
+//! never larger than a standard controller's.
+
+mod core;
+mod min_filter;
+mod quinn;
+mod rate;
+
+pub use crate::core::{Growth, Hybla, HyblaParams, InitialSsthresh, MAX_WINDOW_BYTES, Phase};
+pub use crate::min_filter::WindowedMin;
+pub use crate::quinn::HyblaConfig;
+pub use crate::rate::DeliveryRate;
+
+#[cfg(test)]
+mod tests;

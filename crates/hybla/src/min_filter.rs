@@ -1,0 +1,92 @@
+//! Windowed minimum of RTT samples: the propagation-delay estimate behind ρ.
+//!
+//! The all-time minimum (what quinn's `RttEstimator::min` keeps) never rises, so after a LEO
+//! handover or a delay step to a longer path ρ would stay stuck on the old, shorter path. Two
+//! half-window buckets give the minimum over the last `window/2 ..= window`: a longer path is
+//! adopted at most one window after it appears, a shorter one at once.
+
+use std::time::Duration;
+
+/// Minimum of samples over a sliding window.
+#[derive(Debug, Clone)]
+pub struct WindowedMin {
+    window: Duration,
+    /// (bucket start, min) of the previous and the current half-window.
+    previous: Option<Duration>,
+    current: Option<Duration>,
+    current_start: Duration,
+}
+
+impl WindowedMin {
+    /// A filter over `window` (e.g. 10 s, as BBR's min-RTT filter).
+    pub fn new(window: Duration) -> Self {
+        Self {
+            window,
+            previous: None,
+            current: None,
+            current_start: Duration::ZERO,
+        }
+    }
+
+    /// Adds a sample taken at `now`.
+    pub fn update(&mut self, now: Duration, sample: Duration) {
+        let half = self.window / 2;
+        if now >= self.current_start + half {
+            // Skipped a whole bucket: the old minimum is out of the window entirely.
+            self.previous = if now >= self.current_start + self.window {
+                None
+            } else {
+                self.current
+            };
+            self.current = None;
+            self.current_start = now;
+        }
+        self.current = Some(self.current.map_or(sample, |m| m.min(sample)));
+    }
+
+    /// The minimum over the window, if any sample was seen.
+    pub fn get(&self) -> Option<Duration> {
+        match (self.previous, self.current) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn a_shorter_path_is_adopted_at_once() {
+        let mut f = WindowedMin::new(S(10));
+        f.update(S(0), MS(600));
+        f.update(S(1), MS(30));
+        assert_eq!(f.get(), Some(MS(30)));
+    }
+
+    #[test]
+    fn a_longer_path_is_adopted_within_one_window() {
+        let mut f = WindowedMin::new(S(10));
+        for t in 0..20 {
+            f.update(S(t), MS(30));
+        }
+        for t in 20..31 {
+            f.update(S(t), MS(600));
+        }
+        assert_eq!(f.get(), Some(MS(600)));
+    }
+
+    #[test]
+    fn queueing_spikes_do_not_raise_the_minimum() {
+        let mut f = WindowedMin::new(S(10));
+        for t in 0..100 {
+            let sample = if t % 3 == 0 { MS(500) } else { MS(800) };
+            f.update(MS(t * 100), sample);
+        }
+        assert_eq!(f.get(), Some(MS(500)));
+    }
+}

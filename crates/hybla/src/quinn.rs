@@ -1,0 +1,157 @@
+//! The thin quinn adapter: [`HyblaConfig`] (settings and factory) and the `Controller` that
+//! forwards quinn's callbacks to the pure [`Hybla`] core with times as `Duration`s.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quinn_proto::RttEstimator;
+use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
+
+use crate::core::{Growth, Hybla, HyblaParams, InitialSsthresh};
+
+/// Hybla's settings and the factory quinn calls per connection. Defaults: RTT0 = 25 ms, initial
+/// ssthresh estimated from the first flight, satquic's guarded growth.
+#[derive(Debug, Clone, Default)]
+pub struct HyblaConfig {
+    params: HyblaParams,
+    initial_window_explicit: bool,
+}
+
+impl HyblaConfig {
+    /// The reference RTT Hybla equalizes to. Connections with RTT ≤ RTT0 behave as NewReno.
+    pub fn rtt0(&mut self, value: Duration) -> &mut Self {
+        self.params.rtt0 = value;
+        self
+    }
+
+    /// Window before the first RTT sample, bytes (multiplied by ρ once ρ is known). Defaults
+    /// to quinn's rule: min(10 × MTU, max(14720, 2 × MTU)).
+    pub fn initial_window(&mut self, bytes: u64) -> &mut Self {
+        self.params.initial_window_bytes = bytes;
+        self.initial_window_explicit = true;
+        self
+    }
+
+    /// Initial slow-start threshold: estimated (default), fixed, ρ·γ, or none.
+    pub fn initial_ssthresh(&mut self, value: InitialSsthresh) -> &mut Self {
+        self.params.initial_ssthresh = value;
+        self
+    }
+
+    /// Growth rules: the seed's, or satquic's guarded extension (default).
+    pub fn growth(&mut self, value: Growth) -> &mut Self {
+        self.params.growth = value;
+        self
+    }
+
+    /// Multiplicative decrease on congestion (default 0.5).
+    pub fn loss_reduction_factor(&mut self, value: f64) -> &mut Self {
+        self.params.loss_reduction_factor = value;
+        self
+    }
+
+    /// How long after a path change ρ may keep the old, shorter path's value.
+    pub fn base_rtt_window(&mut self, value: Duration) -> &mut Self {
+        self.params.base_rtt_window = value;
+        self
+    }
+
+    /// The settings as given.
+    pub fn params(&self) -> &HyblaParams {
+        &self.params
+    }
+}
+
+impl ControllerFactory for HyblaConfig {
+    fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
+        let mtu = u64::from(current_mtu);
+        let mut params = self.params.clone();
+        if !self.initial_window_explicit {
+            params.initial_window_bytes = (10 * mtu).min((2 * mtu).max(14_720));
+        }
+        Box::new(HyblaController {
+            epoch: now,
+            core: Hybla::new(params, mtu),
+            config: self,
+        })
+    }
+}
+
+/// quinn's view of one connection's Hybla.
+#[derive(Debug, Clone)]
+struct HyblaController {
+    epoch: Instant,
+    core: Hybla,
+    config: Arc<HyblaConfig>,
+}
+
+impl HyblaController {
+    fn since(&self, t: Instant) -> Duration {
+        t.saturating_duration_since(self.epoch)
+    }
+}
+
+impl Controller for HyblaController {
+    fn on_ack(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        bytes: u64,
+        app_limited: bool,
+        _rtt: &RttEstimator,
+    ) {
+        let (now, sent) = (self.since(now), self.since(sent));
+        self.core.on_ack(now, sent, bytes, app_limited);
+    }
+
+    fn on_end_acks(
+        &mut self,
+        now: Instant,
+        _in_flight: u64,
+        _app_limited: bool,
+        _largest: Option<u64>,
+    ) {
+        let now = self.since(now);
+        self.core.on_end_acks(now);
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        is_persistent_congestion: bool,
+        lost_bytes: u64,
+    ) {
+        let (now, sent) = (self.since(now), self.since(sent));
+        self.core
+            .on_congestion_event(now, sent, is_persistent_congestion, lost_bytes);
+    }
+
+    fn on_mtu_update(&mut self, new_mtu: u16) {
+        self.core.on_mtu_update(u64::from(new_mtu));
+    }
+
+    fn window(&self) -> u64 {
+        self.core.window()
+    }
+
+    fn metrics(&self) -> ControllerMetrics {
+        let mut metrics = ControllerMetrics::default();
+        metrics.congestion_window = self.core.window();
+        metrics.ssthresh = (self.core.ssthresh() != u64::MAX).then_some(self.core.ssthresh());
+        metrics
+    }
+
+    fn clone_box(&self) -> Box<dyn Controller> {
+        Box::new(self.clone())
+    }
+
+    fn initial_window(&self) -> u64 {
+        self.config.params.initial_window_bytes
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
