@@ -1,4 +1,5 @@
 //! Per-ACK cost of the Hybla core (target: well under 50 ns).
+#![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use std::hint::black_box;
 use std::time::Duration;
