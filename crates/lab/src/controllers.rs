@@ -8,7 +8,7 @@ use quinn_proto::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewReno
 use crate::units;
 
 /// Controllers the lab can run.
-pub const KNOWN_CONTROLLERS: &[&str] = &["newreno", "cubic", "bbr"];
+pub const KNOWN_CONTROLLERS: &[&str] = &["newreno", "cubic", "bbr", "hybla"];
 
 /// A controller name or parameter the lab cannot honour.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -68,6 +68,124 @@ fn only_initial_window(
     Ok(())
 }
 
+fn string_param<'a>(field: &str, value: &'a toml::Value) -> Result<&'a str, ControllerError> {
+    value.as_str().ok_or_else(|| ControllerError {
+        field: field.to_owned(),
+        problem: format!("expected a string, got {value}"),
+    })
+}
+
+fn unit_param<T>(
+    field: &str,
+    value: &toml::Value,
+    parse: fn(&str) -> Result<T, units::UnitError>,
+) -> Result<T, ControllerError> {
+    parse(string_param(field, value)?).map_err(|e| ControllerError {
+        field: field.to_owned(),
+        problem: e.to_string(),
+    })
+}
+
+/// Hybla's parameters: `rtt0` (duration), `initial_ssthresh` ("auto", "none", a size, or
+/// "32seg" for γ segments × ρ), `growth` ("guarded" or "seed"), `guard_target` (percent of the
+/// base RTT), `initial_window` (size), `loss_reduction_factor`, `base_rtt_window` (duration).
+fn hybla_config(
+    params: &BTreeMap<String, toml::Value>,
+    param_field: &dyn Fn(&str) -> String,
+) -> Result<hybla::HyblaConfig, ControllerError> {
+    use hybla::{Growth, InitialSsthresh};
+    let mut config = hybla::HyblaConfig::default();
+    let mut guard_target = None;
+    let mut growth = Growth::GUARDED;
+    for (key, value) in params {
+        let field = param_field(key);
+        let invalid = |problem: String| ControllerError {
+            field: field.clone(),
+            problem,
+        };
+        match key.as_str() {
+            "rtt0" => {
+                let rtt0 = unit_param(&field, value, units::parse_duration)?;
+                if rtt0.is_zero() {
+                    return Err(invalid("RTT0 must be greater than zero".into()));
+                }
+                config.rtt0(rtt0);
+            }
+            "initial_ssthresh" => {
+                let text = string_param(&field, value)?;
+                let choice = match text {
+                    "auto" | "estimate" => InitialSsthresh::Estimate,
+                    "none" | "infinite" => InitialSsthresh::Infinite,
+                    _ => match text.strip_suffix("seg") {
+                        Some(n) => InitialSsthresh::Segments(
+                            n.trim()
+                                .parse::<f64>()
+                                .ok()
+                                .filter(|g| g.is_finite() && *g >= 2.0)
+                                .ok_or_else(|| {
+                                    invalid(format!("{text:?}: expected e.g. \"32seg\" (γ ≥ 2)"))
+                                })?,
+                        ),
+                        None => InitialSsthresh::Bytes(units::parse_size(text).map_err(|e| {
+                            invalid(format!("{e}; or \"auto\", \"none\", \"32seg\""))
+                        })?),
+                    },
+                };
+                config.initial_ssthresh(choice);
+            }
+            "growth" => {
+                growth = match string_param(&field, value)? {
+                    "guarded" => Growth::GUARDED,
+                    "seed" | "plain" => Growth::Seed,
+                    other => {
+                        return Err(invalid(format!(
+                            "{other:?}: expected \"guarded\" or \"seed\""
+                        )));
+                    }
+                };
+            }
+            "guard_target" => {
+                let fraction = unit_param(&field, value, units::parse_probability)?;
+                if fraction == 0.0 {
+                    return Err(invalid("must be greater than 0%".into()));
+                }
+                guard_target = Some(fraction);
+            }
+            "initial_window" => {
+                config.initial_window(size_param(&field, value)?);
+            }
+            "loss_reduction_factor" => {
+                config.loss_reduction_factor(float_param(&field, value)?);
+            }
+            "base_rtt_window" => {
+                let window = unit_param(&field, value, units::parse_duration)?;
+                if window.is_zero() {
+                    return Err(invalid("must be greater than zero".into()));
+                }
+                config.base_rtt_window(window);
+            }
+            _ => {
+                return Err(invalid(
+                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, guard_target, initial_window, loss_reduction_factor, base_rtt_window".into(),
+                ));
+            }
+        }
+    }
+    if let (Some(fraction), Growth::Guarded { min_target, .. }) = (guard_target, growth) {
+        growth = Growth::Guarded {
+            target_fraction: fraction,
+            min_target,
+        };
+    } else if guard_target.is_some() {
+        return Err(ControllerError {
+            field: param_field("guard_target"),
+            problem: "only applies with growth = \"guarded\"".into(),
+        });
+    }
+    config.growth(growth);
+    Ok(config)
+}
+
 /// Builds controller `name` with `params`; `field` is where the name came from (for errors).
 pub fn build(
     name: &str,
@@ -111,12 +229,7 @@ pub fn build(
             })?;
             Arc::new(config)
         }
-        "hybla" => {
-            return Err(ControllerError {
-                field: field.to_owned(),
-                problem: "hybla is not built yet (issue 3); available: newreno, cubic, bbr".into(),
-            });
-        }
+        "hybla" => Arc::new(hybla_config(params, &param_field)?),
         other => {
             return Err(ControllerError {
                 field: field.to_owned(),
@@ -149,6 +262,46 @@ mod tests {
                 toml::Value::String("30KB".into()),
             )]);
             assert!(build(name, &params, "flow[0].cc").is_ok(), "{name}");
+        }
+    }
+
+    fn hybla_with(key: &str, value: toml::Value) -> Result<Controller, ControllerError> {
+        build(
+            "hybla",
+            &BTreeMap::from([(key.to_owned(), value)]),
+            "flow[0].cc",
+        )
+    }
+
+    #[test]
+    fn hybla_parameters_parse_and_reject_nonsense() {
+        let s = |v: &str| toml::Value::String(v.into());
+        for (key, value) in [
+            ("rtt0", s("25ms")),
+            ("initial_ssthresh", s("auto")),
+            ("initial_ssthresh", s("none")),
+            ("initial_ssthresh", s("750KB")),
+            ("initial_ssthresh", s("32seg")),
+            ("growth", s("seed")),
+            ("guard_target", s("20%")),
+            ("base_rtt_window", s("10s")),
+        ] {
+            assert!(hybla_with(key, value).is_ok(), "{key}");
+        }
+        for (key, value, needle) in [
+            ("rtt0", s("0ms"), "greater than zero"),
+            ("rtt0", toml::Value::Integer(25), "expected a string"),
+            ("initial_ssthresh", s("lots"), "auto"),
+            ("initial_ssthresh", s("1seg"), "γ ≥ 2"),
+            ("growth", s("fast"), "guarded"),
+            ("guard_target", s("0%"), "greater than 0%"),
+            ("rho", s("20"), "allowed: rtt0"),
+        ] {
+            let err = hybla_with(key, value).err().unwrap().to_string();
+            assert!(
+                err.contains(&format!("flow[0].cc_params.{key}")) && err.contains(needle),
+                "{err}"
+            );
         }
     }
 
