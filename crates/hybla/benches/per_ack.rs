@@ -11,7 +11,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("hybla");
     for (name, growth, ssthresh) in [
         ("ca_seed", Growth::Seed, 1_000_000u64),
-        ("ca_guarded", Growth::GUARDED, 1_000_000),
+        ("ca_pipe_aware", Growth::PipeAware, 1_000_000),
         ("slow_start_seed", Growth::Seed, u64::MAX / 4),
     ] {
         let params = HyblaParams {

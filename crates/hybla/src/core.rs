@@ -29,32 +29,25 @@ pub enum InitialSsthresh {
 }
 
 /// Which growth rules apply.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Growth {
     /// Seed 002 eq. 9 exactly: +(2^ρ − 1) per MSS in slow start, +ρ²/W per MSS in
     /// congestion avoidance.
     Seed,
-    /// satquic's extension. The seed's rules while the bottleneck queue is short; once the
-    /// queueing delay (RTT sample − base RTT) exceeds `target_fraction` × base RTT (at least
-    /// `min_target`), growth drops to the ρ = 1 rules (one MSS per RTT), so the window stops
-    /// racing into a full buffer one RTT before the loss signal can arrive — at ρ = 20 the
-    /// seed's CA adds 400 packets per RTT. If a congestion loss arrives while the queue is
-    /// more than twice the target (a competing flow fills the buffer), the guard is released
-    /// until the next loss, so Hybla keeps its RTT compensation against loss-based flows.
-    Guarded {
-        /// Queueing-delay target as a fraction of the base RTT.
-        target_fraction: f64,
-        /// Lower bound of the target (short paths, coarse timers).
-        min_target: Duration,
-    },
-}
-
-impl Growth {
-    /// The default extension: target 10 % of the base RTT, at least 2 ms.
-    pub const GUARDED: Growth = Growth::Guarded {
-        target_fraction: 0.1,
-        min_target: Duration::from_millis(2),
-    };
+    /// satquic's extension: the seed's ρ² growth while the window is below the estimated pipe
+    /// (delivery rate × base RTT), ρ·MSS per RTT above it; on loss, never below the pipe
+    /// (Westwood+'s rule).
+    ///
+    /// Why: at ρ = 20 the seed's congestion avoidance adds ρ² = 400 packets per RTT, about a
+    /// whole 1-BDP buffer, and the loss signal arrives one RTT late — so every cycle ends in a
+    /// burst of hundreds of drops (seed 000 §5.3's picture; 14 % loss measured here). Once the
+    /// pipe is full, extra window only fills the queue, and the reference connection Hybla
+    /// emulates (RTT0) fills it at 1 MSS per RTT0 = ρ MSS per our RTT. Growing at that pace
+    /// above the pipe keeps the overshoot at ρ packets, as for NewReno at RTT0, while below
+    /// the pipe the window refills at full Hybla speed. A loss reduces the window to
+    /// max(β·W, min(W, pipe)): with a full buffer that drains the queue completely, while a
+    /// random loss (0.01 % PER on GEO: one every ~12 s) no longer empties the pipe.
+    PipeAware,
 }
 
 /// Settings of one Hybla instance.
@@ -74,6 +67,9 @@ pub struct HyblaParams {
     pub growth: Growth,
     /// Window of the minimum-RTT filter: how long after a path change ρ follows a longer path.
     pub base_rtt_window: Duration,
+    /// Window of the delivery-rate maximum behind the pipe estimate: how long a rate drop
+    /// (a capacity schedule step, a new competitor) takes to show.
+    pub rate_window: Duration,
 }
 
 impl Default for HyblaParams {
@@ -84,8 +80,9 @@ impl Default for HyblaParams {
             minimum_window_packets: 2,
             loss_reduction_factor: 0.5,
             initial_ssthresh: InitialSsthresh::Estimate,
-            growth: Growth::GUARDED,
+            growth: Growth::PipeAware,
             base_rtt_window: Duration::from_secs(10),
+            rate_window: Duration::from_secs(2),
         }
     }
 }
@@ -117,9 +114,14 @@ pub struct Hybla {
     queue_delay: Duration,
     recovery_start: Option<Duration>,
     loss_seen: bool,
-    start_up: Option<DeliveryRate>,
-    /// Guard released until the next congestion event (a competitor fills the buffer).
-    guard_released: bool,
+    /// Delivery rate over the last rounds: the start-up ssthresh and the pipe estimate.
+    rate: DeliveryRate,
+    /// Whether ssthresh still comes from the start-up estimate (no loss yet, `Estimate`).
+    estimating_ssthresh: bool,
+    /// Last time a queue was seen at the bottleneck (the pipe estimate is then a ceiling).
+    saturated_at: Option<Duration>,
+    /// Time of the latest ACK.
+    now: Duration,
 }
 
 impl Hybla {
@@ -131,9 +133,11 @@ impl Hybla {
             InitialSsthresh::Segments(g) => (g * mss_bytes as f64) as u64,
             InitialSsthresh::Estimate | InitialSsthresh::Infinite => u64::MAX,
         };
-        let start_up =
-            (params.initial_ssthresh == InitialSsthresh::Estimate).then(DeliveryRate::default);
         Self {
+            estimating_ssthresh: params.initial_ssthresh == InitialSsthresh::Estimate,
+            saturated_at: None,
+            now: Duration::ZERO,
+            rate: DeliveryRate::new(params.rate_window),
             cwnd_bytes: params.initial_window_bytes.max(2 * mss_bytes),
             base_rtt: WindowedMin::new(params.base_rtt_window),
             params,
@@ -146,8 +150,6 @@ impl Hybla {
             queue_delay: Duration::ZERO,
             recovery_start: None,
             loss_seen: false,
-            start_up,
-            guard_released: false,
         }
     }
 
@@ -208,14 +210,13 @@ impl Hybla {
 
     /// One newly acknowledged packet of `bytes`, sent at `sent`, acknowledged at `now`.
     pub fn on_ack(&mut self, now: Duration, sent: Duration, bytes: u64, app_limited: bool) {
+        self.now = now;
         if let Some(sample) = now.checked_sub(sent) {
             self.base_rtt.update(now, sample);
             self.frame_min_rtt = Some(self.frame_min_rtt.map_or(sample, |m| m.min(sample)));
             self.update_rho();
         }
-        if let Some(rate) = &mut self.start_up {
-            rate.on_ack(sent, bytes);
-        }
+        self.rate.on_ack(sent, bytes);
         // RFC 9002 §7.3.2: no growth for packets sent before the current recovery started,
         // and none while the application, not the window, limits sending.
         if app_limited || self.recovery_start.is_some_and(|start| sent <= start) {
@@ -228,19 +229,21 @@ impl Hybla {
     pub fn on_end_acks(&mut self, now: Duration) {
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
             self.queue_delay = sample.saturating_sub(base);
+            // A queue of more than 2 % of the base RTT (at least 2 ms, above ACK-delay noise)
+            // means the bottleneck is saturated and the delivery rate is its capacity (or
+            // our share of it), not just cwnd / RTT.
+            if self.queue_delay >= (base / 50).max(Duration::from_millis(2)) {
+                self.saturated_at = Some(now);
+            }
+        }
+        self.rate.on_end_acks(now, self.mss_bytes);
+        if !self.estimating_ssthresh || self.phase() != Phase::SlowStart {
+            return;
         }
         let mss = self.mss_bytes;
-        let Some(rate) = &mut self.start_up else {
-            return;
-        };
-        rate.on_end_acks(now, mss);
-        if let (Some(bytes_per_s), Some(base)) = (rate.max_rate_bytes_per_s(), self.base_rtt.get())
-            && self.phase() == Phase::SlowStart
-            && !self.loss_seen
-        {
+        if let Some(bdp) = self.pipe_bytes() {
             // ssthresh = estimated BDP = bottleneck rate × propagation RTT; later rounds may
             // only raise it (a paced first flight under-reads the bottleneck).
-            let bdp = (bytes_per_s * base.as_secs_f64()) as u64;
             let bdp = bdp.max(2 * mss);
             self.ssthresh_bytes = if self.ssthresh_bytes == u64::MAX {
                 bdp
@@ -260,16 +263,20 @@ impl Hybla {
         _lost_bytes: u64,
     ) {
         self.loss_seen = true;
-        self.start_up = None;
+        self.estimating_ssthresh = false;
         let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_this_recovery {
             self.recovery_start = Some(now);
-            if let Growth::Guarded { .. } = self.params.growth {
-                // A loss with the queue far above our own target means someone else keeps it
-                // full: compete with the seed's rules until the next loss.
-                self.guard_released = self.queue_delay >= 2 * self.queue_target();
+            // W ← β·W (Reno's halving, β = 0.5).
+            let mut reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
+            if self.params.growth == Growth::PipeAware
+                && let Some(pipe) = self.pipe_bytes()
+            {
+                // Westwood+ (Mascolo et al. 2001): never below the measured pipe, so a random
+                // loss does not empty a 500 ms pipe; a congestion loss with a full buffer still
+                // drains the whole queue (W = pipe + buffer → pipe).
+                reduced = reduced.max(pipe.min(self.cwnd_bytes));
             }
-            let reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
             self.cwnd_bytes = reduced.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
@@ -302,27 +309,11 @@ impl Hybla {
         self.cwnd_bytes = self.cwnd_bytes.max(self.minimum_window());
     }
 
-    fn queue_target(&self) -> Duration {
-        match self.params.growth {
-            Growth::Seed => Duration::MAX,
-            Growth::Guarded {
-                target_fraction,
-                min_target,
-            } => self
-                .base_rtt
-                .get()
-                .map_or(min_target, |b| b.mul_f64(target_fraction).max(min_target)),
-        }
-    }
-
-    /// ρ used for growth right now: the guard falls back to ρ = 1 rules above the target.
-    fn growth_rho(&self) -> f64 {
-        match self.params.growth {
-            Growth::Seed => self.rho,
-            Growth::Guarded { .. } if self.guard_released => self.rho,
-            Growth::Guarded { .. } if self.queue_delay >= self.queue_target() => 1.0,
-            Growth::Guarded { .. } => self.rho,
-        }
+    /// Estimated pipe size: the windowed-max delivery rate × the base RTT, bytes.
+    pub fn pipe_bytes(&self) -> Option<u64> {
+        let rate = self.rate.max_rate_bytes_per_s()?;
+        let base = self.base_rtt.get()?;
+        Some((rate * base.as_secs_f64()) as u64)
     }
 
     fn apply(&mut self, increment_bytes: f64) {
@@ -335,19 +326,24 @@ impl Hybla {
     }
 
     /// Congestion-avoidance increment for `bytes` acknowledged: W += ρ²/W per MSS (eq. 9),
-    /// i.e. ρ²·MSS·bytes/cwnd in bytes.
+    /// i.e. ρ²·MSS·bytes/cwnd in bytes; ρ/W per MSS above the pipe with `PipeAware`.
     fn ca_increment(&self, rho: f64, bytes: f64) -> f64 {
-        rho * rho * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
+        let above_pipe = self.params.growth == Growth::PipeAware
+            && self
+                .pipe_bytes()
+                .is_some_and(|pipe| self.cwnd_bytes >= pipe);
+        let per_rtt_segments = if above_pipe { rho } else { rho * rho };
+        per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }
 
     fn grow(&mut self, bytes: u64) {
-        let rho = self.growth_rho();
+        let rho = self.rho;
         if self.phase() == Phase::CongestionAvoidance {
             let increment = self.ca_increment(rho, bytes as f64);
             self.apply(increment);
             return;
         }
-        if self.start_up.is_some() && self.ssthresh_bytes == u64::MAX {
+        if self.estimating_ssthresh && self.ssthresh_bytes == u64::MAX {
             // Waiting for the bandwidth estimate: at ρ = 20 one slow-start ACK would add
             // 2²⁰ segments (seed 000 §5.3), so no growth until a threshold exists.
             return;

@@ -10,7 +10,7 @@
 //! quinn adapter ([`HyblaConfig`], which is both the settings and quinn's `ControllerFactory`).
 //! Beyond the seed's rules it estimates the initial slow-start threshold from the first flight,
 //! re-estimates ρ when the path changes, and by default guards its growth against
-//! self-inflicted queue overflow ([`Growth::GUARDED`]; [`Growth::Seed`] gives the plain rules).
+//! self-inflicted queue overflow ([`Growth::PipeAware`]; [`Growth::Seed`] gives the plain rules).
 //!
 //! Enabling it in quinn is one line:
 //!

@@ -90,3 +90,46 @@ mod tests {
         assert_eq!(f.get(), Some(MS(500)));
     }
 }
+
+/// Maximum of rate samples over a sliding window (two half-window buckets, as [`WindowedMin`]).
+#[derive(Debug, Clone)]
+pub struct WindowedMax {
+    window: Duration,
+    previous: Option<f64>,
+    current: Option<f64>,
+    current_start: Duration,
+}
+
+impl WindowedMax {
+    /// A filter over `window`.
+    pub fn new(window: Duration) -> Self {
+        Self {
+            window,
+            previous: None,
+            current: None,
+            current_start: Duration::ZERO,
+        }
+    }
+
+    /// Adds a sample taken at `now`.
+    pub fn update(&mut self, now: Duration, sample: f64) {
+        if now >= self.current_start + self.window / 2 {
+            self.previous = if now >= self.current_start + self.window {
+                None
+            } else {
+                self.current
+            };
+            self.current = None;
+            self.current_start = now;
+        }
+        self.current = Some(self.current.map_or(sample, |m| m.max(sample)));
+    }
+
+    /// The maximum over the window, if any sample was seen.
+    pub fn get(&self) -> Option<f64> {
+        match (self.previous, self.current) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}

@@ -11,7 +11,7 @@ use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 use crate::core::{Growth, Hybla, HyblaParams, InitialSsthresh};
 
 /// Hybla's settings and the factory quinn calls per connection. Defaults: RTT0 = 25 ms, initial
-/// ssthresh estimated from the first flight, satquic's guarded growth.
+/// ssthresh estimated from the first flight, satquic's pipe-aware growth.
 #[derive(Debug, Clone, Default)]
 pub struct HyblaConfig {
     params: HyblaParams,
@@ -39,7 +39,7 @@ impl HyblaConfig {
         self
     }
 
-    /// Growth rules: the seed's, or satquic's guarded extension (default).
+    /// Growth rules: the seed's, or satquic's pipe-aware extension (default).
     pub fn growth(&mut self, value: Growth) -> &mut Self {
         self.params.growth = value;
         self

@@ -3,59 +3,90 @@
 //! it is possible to calculate at the connection start up a rough estimate of the channel
 //! bandwidth-delay product").
 //!
-//! Delivery-rate sampling per ACK frame, as BBR does: within a round (the ACKs of packets sent
-//! before the round's first ACK arrived), rate = bytes delivered since the round's first ACK /
-//! max(ACK time elapsed, send time elapsed). Taking the larger of the two elapsed times means a
-//! paced or application-limited flight never reads as faster than it was sent; a burst (the
-//! initial window) spreads out at the bottleneck and measures it. The estimate is the maximum
-//! over rounds.
+//! Delivery-rate sampling per ACK frame, as BBR does: rate = bytes delivered between an
+//! earlier ACK frame and this one / max(ACK time elapsed, send time elapsed). Taking the
+//! larger of the two elapsed times means a paced or application-limited flight never reads as
+//! faster than it was sent; a burst (the initial window) spreads out at the bottleneck and
+//! measures it. Each sample spans the last few ACK frames (at least four packets); the
+//! estimate is the maximum over a sliding window.
 
 use std::time::Duration;
+
+use crate::min_filter::WindowedMax;
 
 /// Minimum data between the two ends of a sample, in packets: fewer is ACK-timing noise.
 const MIN_SAMPLE_PACKETS: u64 = 4;
 
-/// Delivery-rate estimator for the start-up phase.
-#[derive(Debug, Clone, Default)]
+/// ACK frames a sample may span.
+const SPAN_FRAMES: usize = 8;
+
+/// One closed ACK frame: when, how much had been delivered, newest send time acknowledged.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    acked_at: Duration,
+    delivered_bytes: u64,
+    newest_sent: Duration,
+}
+
+/// Delivery-rate estimator: the maximum over a sliding window of per-frame samples.
+#[derive(Debug, Clone)]
 pub struct DeliveryRate {
     delivered_bytes: u64,
     /// Largest send time among packets acknowledged so far.
-    last_acked_sent: Duration,
-    /// (ACK time, delivered bytes, send time of the newest acked packet) at the round's start.
-    round_start: Option<(Duration, u64, Duration)>,
-    max_rate_bytes_per_s: Option<f64>,
+    newest_sent: Duration,
+    /// The last SPAN_FRAMES frames, oldest first.
+    frames: std::collections::VecDeque<Frame>,
+    max_rate_bytes_per_s: WindowedMax,
+}
+
+impl Default for DeliveryRate {
+    fn default() -> Self {
+        Self::new(Duration::from_secs(10))
+    }
 }
 
 impl DeliveryRate {
+    /// An estimator whose maximum forgets samples older than `window`.
+    pub fn new(window: Duration) -> Self {
+        Self {
+            delivered_bytes: 0,
+            newest_sent: Duration::ZERO,
+            frames: std::collections::VecDeque::with_capacity(SPAN_FRAMES + 1),
+            max_rate_bytes_per_s: WindowedMax::new(window),
+        }
+    }
+
     /// Records one newly acknowledged packet.
     pub fn on_ack(&mut self, sent: Duration, bytes: u64) {
         self.delivered_bytes += bytes;
-        self.last_acked_sent = self.last_acked_sent.max(sent);
+        self.newest_sent = self.newest_sent.max(sent);
     }
 
     /// Closes one ACK frame at `now`; `mss_bytes` sets the minimum sample size.
     pub fn on_end_acks(&mut self, now: Duration, mss_bytes: u64) {
-        let Some((t0, delivered0, sent0)) = self.round_start else {
-            self.round_start = Some((now, self.delivered_bytes, self.last_acked_sent));
-            return;
-        };
-        if self.last_acked_sent > t0 {
-            // A packet sent after this round began is acknowledged: a new round.
-            self.round_start = Some((now, self.delivered_bytes, self.last_acked_sent));
-            return;
+        // The oldest frame that still leaves at least MIN_SAMPLE_PACKETS in the sample.
+        let sample = self.frames.iter().find_map(|f| {
+            let bytes = self.delivered_bytes - f.delivered_bytes;
+            let elapsed = (now - f.acked_at).max(self.newest_sent.saturating_sub(f.newest_sent));
+            (bytes >= MIN_SAMPLE_PACKETS * mss_bytes && !elapsed.is_zero())
+                .then(|| bytes as f64 / elapsed.as_secs_f64())
+        });
+        if let Some(rate) = sample {
+            self.max_rate_bytes_per_s.update(now, rate);
         }
-        let bytes = self.delivered_bytes - delivered0;
-        let elapsed = (now - t0).max(self.last_acked_sent.saturating_sub(sent0));
-        if bytes >= MIN_SAMPLE_PACKETS * mss_bytes && !elapsed.is_zero() {
-            let rate = bytes as f64 / elapsed.as_secs_f64();
-            self.max_rate_bytes_per_s =
-                Some(self.max_rate_bytes_per_s.map_or(rate, |m| m.max(rate)));
+        if self.frames.len() == SPAN_FRAMES {
+            self.frames.pop_front();
         }
+        self.frames.push_back(Frame {
+            acked_at: now,
+            delivered_bytes: self.delivered_bytes,
+            newest_sent: self.newest_sent,
+        });
     }
 
-    /// Highest delivery rate measured, bytes per second.
+    /// Highest delivery rate measured within the window, bytes per second.
     pub fn max_rate_bytes_per_s(&self) -> Option<f64> {
-        self.max_rate_bytes_per_s
+        self.max_rate_bytes_per_s.get()
     }
 }
 

@@ -87,16 +87,15 @@ fn unit_param<T>(
 }
 
 /// Hybla's parameters: `rtt0` (duration), `initial_ssthresh` ("auto", "none", a size, or
-/// "32seg" for γ segments × ρ), `growth` ("guarded" or "seed"), `guard_target` (percent of the
-/// base RTT), `initial_window` (size), `loss_reduction_factor`, `base_rtt_window` (duration).
+/// "32seg" for γ segments × ρ), `growth` ("pipe-aware" or "seed"), `initial_window` (size),
+/// `loss_reduction_factor`, `base_rtt_window` (duration).
 fn hybla_config(
     params: &BTreeMap<String, toml::Value>,
     param_field: &dyn Fn(&str) -> String,
 ) -> Result<hybla::HyblaConfig, ControllerError> {
     use hybla::{Growth, InitialSsthresh};
     let mut config = hybla::HyblaConfig::default();
-    let mut guard_target = None;
-    let mut growth = Growth::GUARDED;
+    let mut growth = Growth::PipeAware;
     for (key, value) in params {
         let field = param_field(key);
         let invalid = |problem: String| ControllerError {
@@ -135,21 +134,14 @@ fn hybla_config(
             }
             "growth" => {
                 growth = match string_param(&field, value)? {
-                    "guarded" => Growth::GUARDED,
+                    "pipe-aware" => Growth::PipeAware,
                     "seed" | "plain" => Growth::Seed,
                     other => {
                         return Err(invalid(format!(
-                            "{other:?}: expected \"guarded\" or \"seed\""
+                            "{other:?}: expected \"pipe-aware\" (default) or \"seed\""
                         )));
                     }
                 };
-            }
-            "guard_target" => {
-                let fraction = unit_param(&field, value, units::parse_probability)?;
-                if fraction == 0.0 {
-                    return Err(invalid("must be greater than 0%".into()));
-                }
-                guard_target = Some(fraction);
             }
             "initial_window" => {
                 config.initial_window(size_param(&field, value)?);
@@ -166,21 +158,10 @@ fn hybla_config(
             }
             _ => {
                 return Err(invalid(
-                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, guard_target, initial_window, loss_reduction_factor, base_rtt_window".into(),
+                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, initial_window, loss_reduction_factor, base_rtt_window".into(),
                 ));
             }
         }
-    }
-    if let (Some(fraction), Growth::Guarded { min_target, .. }) = (guard_target, growth) {
-        growth = Growth::Guarded {
-            target_fraction: fraction,
-            min_target,
-        };
-    } else if guard_target.is_some() {
-        return Err(ControllerError {
-            field: param_field("guard_target"),
-            problem: "only applies with growth = \"guarded\"".into(),
-        });
     }
     config.growth(growth);
     Ok(config)
@@ -283,7 +264,6 @@ mod tests {
             ("initial_ssthresh", s("750KB")),
             ("initial_ssthresh", s("32seg")),
             ("growth", s("seed")),
-            ("guard_target", s("20%")),
             ("base_rtt_window", s("10s")),
         ] {
             assert!(hybla_with(key, value).is_ok(), "{key}");
@@ -293,8 +273,7 @@ mod tests {
             ("rtt0", toml::Value::Integer(25), "expected a string"),
             ("initial_ssthresh", s("lots"), "auto"),
             ("initial_ssthresh", s("1seg"), "γ ≥ 2"),
-            ("growth", s("fast"), "guarded"),
-            ("guard_target", s("0%"), "greater than 0%"),
+            ("growth", s("fast"), "pipe-aware"),
             ("rho", s("20"), "allowed: rtt0"),
         ] {
             let err = hybla_with(key, value).err().unwrap().to_string();
