@@ -328,10 +328,14 @@ impl Hybla {
     /// Congestion-avoidance increment for `bytes` acknowledged: W += ρ²/W per MSS (eq. 9),
     /// i.e. ρ²·MSS·bytes/cwnd in bytes; ρ/W per MSS above the pipe with `PipeAware`.
     fn ca_increment(&self, rho: f64, bytes: f64) -> f64 {
+        // The pipe estimate is a ceiling only if the bottleneck was seen saturated recently:
+        // while the window itself limits the flow, delivery rate × RTT is just the window.
+        let recently_saturated = self
+            .saturated_at
+            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
         let above_pipe = self.params.growth == Growth::PipeAware
-            && self
-                .pipe_bytes()
-                .is_some_and(|pipe| self.cwnd_bytes >= pipe);
+            && recently_saturated
+            && self.pipe_bytes().is_some_and(|pipe| self.cwnd_bytes >= pipe);
         let per_rtt_segments = if above_pipe { rho } else { rho * rho };
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }

@@ -272,3 +272,86 @@ fn estimated_ssthresh_is_the_measured_bdp_and_growth_waits_for_it() {
     // Growth resumed and stopped at the threshold.
     assert_eq!(h.window(), h.window().max(ssthresh));
 }
+
+// ---- satquic's pipe-aware extension ------------------------------------------------------------
+
+/// A pipe-aware core with ρ = 20 (base RTT 500 ms) that has measured a 1 MB/s bottleneck
+/// (pipe = 500 kB), with the queue at `queue_ms` during the measurement.
+fn measured_pipe(queue_ms: u64) -> Hybla {
+    let params = HyblaParams {
+        initial_ssthresh: InitialSsthresh::Bytes(100 * MSS),
+        initial_window_bytes: 100 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    // Establish the base RTT (500 ms), then a train of ACKs 1 ms apart per MSS (1 MB/s),
+    // whose RTT samples carry `queue_ms` of queueing.
+    let t0 = Duration::from_secs(1);
+    h.on_ack(t0, t0 - MS(500), 0, true);
+    h.on_end_acks(t0);
+    for i in 1..=20u64 {
+        let now = t0 + MS(i);
+        h.on_ack(now, now - MS(500 + queue_ms), MSS, true);
+        h.on_end_acks(now);
+    }
+    h
+}
+
+#[test]
+fn pipe_estimate_is_delivery_rate_times_base_rtt() {
+    let h = measured_pipe(50);
+    assert_eq!(h.rho(), 20.0);
+    let pipe = h.pipe_bytes().unwrap();
+    assert!((495_000..=505_000).contains(&pipe), "{pipe}");
+}
+
+#[test]
+fn above_a_saturated_pipe_growth_is_rho_per_rtt_not_rho_squared() {
+    let mut h = measured_pipe(50);
+    let now = Duration::from_secs(2);
+    // Put the window above the pipe, in congestion avoidance.
+    h.on_congestion_event(now, now, false, 0); // W = max(W/2, pipe) is now ≈ 500 kB
+    let w = h.window();
+    assert!(w >= h.pipe_bytes().unwrap(), "floor at the pipe: {w}");
+    h.on_ack(now + MS(600), now + MS(50), MSS, false);
+    let grown = (h.window() - w) as f64 + h.pending_increment_bytes();
+    let expected = 20.0 * MSS as f64 * MSS as f64 / w as f64; // ρ·MSS·bytes/W
+    assert!((grown - expected).abs() < 1e-6, "{grown} vs {expected}");
+}
+
+#[test]
+fn without_a_queue_the_pipe_estimate_is_no_ceiling() {
+    // Window-limited (no queue): delivery rate × RTT is just the window; keep ρ² growth.
+    let mut h = measured_pipe(0);
+    let now = Duration::from_secs(2);
+    h.on_congestion_event(now, now, false, 0);
+    let w = h.window();
+    h.on_ack(now + MS(600), now + MS(50), MSS, false);
+    let grown = (h.window() - w) as f64 + h.pending_increment_bytes();
+    let expected = 400.0 * MSS as f64 * MSS as f64 / w as f64; // ρ²·MSS·bytes/W
+    assert!((grown - expected).abs() < 1e-6, "{grown} vs {expected}");
+}
+
+#[test]
+fn loss_keeps_the_window_at_the_pipe_but_still_drains_a_full_buffer() {
+    let mut h = measured_pipe(50);
+    let pipe = h.pipe_bytes().unwrap();
+    // Grow to pipe + a full 1-BDP buffer, then lose: W → pipe (= max(W/2, pipe)).
+    let now = Duration::from_secs(2);
+    h.on_congestion_event(now, now, false, 0);
+    let mut w = h.window();
+    let mut t = now + MS(600);
+    while w < 2 * pipe {
+        h.on_ack(t, t - MS(550), MSS, false);
+        w = h.window();
+        t += MS(1);
+    }
+    h.on_congestion_event(t, t, false, MSS);
+    assert!(h.window() >= pipe && h.window() <= pipe + pipe / 50, "{} vs {pipe}", h.window());
+    // The seed rules halve regardless.
+    let mut seed = Hybla::new(seed_rules(InitialSsthresh::Bytes(MSS * 1000)), MSS);
+    seed.set_rho_for_test(20.0);
+    let before = seed.window();
+    seed.on_congestion_event(t, t, false, MSS);
+    assert_eq!(seed.window(), (before / 2).max(seed.minimum_window()));
+}
