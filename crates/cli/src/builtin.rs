@@ -41,6 +41,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "picoquic-sat",
         include_str!("../../../scenarios/picoquic-sat.toml"),
     ),
+    (
+        "hybla-fairness",
+        include_str!("../../../scenarios/hybla-fairness.toml"),
+    ),
+    (
+        "hybla-vs-newreno",
+        include_str!("../../../scenarios/hybla-vs-newreno.toml"),
+    ),
 ];
 
 /// The scenario `satquic run` plays when given none.

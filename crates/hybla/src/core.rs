@@ -10,6 +10,11 @@ use std::time::Duration;
 use crate::min_filter::WindowedMin;
 use crate::rate::DeliveryRate;
 
+/// A loss is "rare" — likely random, not congestion — when no congestion event happened in
+/// the previous this-many base RTTs. Random loss on a GEO link (0.01 % PER at 10 Mbit/s: one
+/// loss per ~24 RTTs) is rare; competition and AQM drops recur within a few RTTs.
+pub const RARE_LOSS_RTTS: u32 = 8;
+
 /// Upper bound of the window, bytes: far beyond any path (2⁴⁸ B = 256 TiB), low enough that
 /// no later arithmetic overflows even at ρ = 40 and beyond.
 pub const MAX_WINDOW_BYTES: u64 = 1 << 48;
@@ -44,9 +49,10 @@ pub enum Growth {
     /// pipe is full, extra window only fills the queue, and the reference connection Hybla
     /// emulates (RTT0) fills it at 1 MSS per RTT0 = ρ MSS per our RTT. Growing at that pace
     /// above the pipe keeps the overshoot at ρ packets, as for NewReno at RTT0, while below
-    /// the pipe the window refills at full Hybla speed. A loss reduces the window to
-    /// max(β·W, min(W, pipe)): with a full buffer that drains the queue completely, while a
-    /// random loss (0.01 % PER on GEO: one every ~12 s) no longer empties the pipe.
+    /// the pipe the window refills at full Hybla speed. A *rare* loss (none in the previous
+    /// [`RARE_LOSS_RTTS`] base RTTs) reduces the window to max(β·W, min(W, pipe)) — a random
+    /// loss (0.01 % PER on GEO: one every ~12 s) no longer empties a 500 ms pipe; recurring
+    /// losses (competition, AQM, heavy random loss) halve as the seed says.
     PipeAware,
 }
 
@@ -122,6 +128,8 @@ pub struct Hybla {
     saturated_at: Option<Duration>,
     /// Time of the latest ACK.
     now: Duration,
+    /// When the previous congestion event started.
+    last_congestion: Option<Duration>,
 }
 
 impl Hybla {
@@ -137,6 +145,7 @@ impl Hybla {
             estimating_ssthresh: params.initial_ssthresh == InitialSsthresh::Estimate,
             saturated_at: None,
             now: Duration::ZERO,
+            last_congestion: None,
             rate: DeliveryRate::new(params.rate_window),
             cwnd_bytes: params.initial_window_bytes.max(2 * mss_bytes),
             base_rtt: WindowedMin::new(params.base_rtt_window),
@@ -267,9 +276,15 @@ impl Hybla {
         let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_this_recovery {
             self.recovery_start = Some(now);
+            let previous = self.last_congestion.replace(now);
             // W ← β·W (Reno's halving, β = 0.5).
             let mut reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
+            let rare = previous.is_none_or(|last| {
+                let base = self.base_rtt.get().unwrap_or_default();
+                now.saturating_sub(last) >= base * RARE_LOSS_RTTS
+            });
             if self.params.growth == Growth::PipeAware
+                && rare
                 && let Some(pipe) = self.pipe_bytes()
             {
                 // Westwood+ (Mascolo et al. 2001): never below the measured pipe, so a random
@@ -335,7 +350,9 @@ impl Hybla {
             .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
         let above_pipe = self.params.growth == Growth::PipeAware
             && recently_saturated
-            && self.pipe_bytes().is_some_and(|pipe| self.cwnd_bytes >= pipe);
+            && self
+                .pipe_bytes()
+                .is_some_and(|pipe| self.cwnd_bytes >= pipe);
         let per_rtt_segments = if above_pipe { rho } else { rho * rho };
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }

@@ -347,7 +347,11 @@ fn loss_keeps_the_window_at_the_pipe_but_still_drains_a_full_buffer() {
         t += MS(1);
     }
     h.on_congestion_event(t, t, false, MSS);
-    assert!(h.window() >= pipe && h.window() <= pipe + pipe / 50, "{} vs {pipe}", h.window());
+    assert!(
+        h.window() >= pipe && h.window() <= pipe + pipe / 50,
+        "{} vs {pipe}",
+        h.window()
+    );
     // The seed rules halve regardless.
     let mut seed = Hybla::new(seed_rules(InitialSsthresh::Bytes(MSS * 1000)), MSS);
     seed.set_rho_for_test(20.0);
