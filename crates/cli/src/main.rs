@@ -5,6 +5,7 @@
 
 mod bench;
 mod builtin;
+mod ideal;
 mod progress;
 mod run;
 
@@ -27,6 +28,9 @@ enum Command {
     /// Measure simulation speed (simulated seconds per wall second, datagrams per second)
     /// against a crypto floor measured in the same run.
     Bench(bench::BenchArgs),
+    /// Seed 002 Fig. 3–4: Hybla and NewReno's rules on an ideal 1 Gbit/s channel against the
+    /// continuous model (eq. 8), for several RTTs.
+    Ideal(ideal::IdealArgs),
     /// List the built-in scenarios.
     Scenarios,
 }
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Ideal(args) => ideal::ideal(args),
         Command::Scenarios => {
             for (name, _) in builtin::SCENARIOS {
                 println!("{name}");

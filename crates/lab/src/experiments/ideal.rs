@@ -1,0 +1,242 @@
+//! Seed 002 §3.4 (Fig. 3–4): on an ideal channel (1 Gbit/s, no loss, a buffer that never
+//! fills) the data Hybla transmits over time follows eq. 8 whatever the RTT, while NewReno's
+//! falls with the RTT (eq. 4). We run both for several RTTs and report the deviation from the
+//! continuous model.
+//!
+//! Model (segments, t from the first transmission, γ = initial ssthresh in segments):
+//! T(t) = (2^{t/R} − 1)/ln 2 for t < t_γ = R·log₂γ, else
+//! (γ − 1)/ln 2 + (t − t_γ)²/(2R²) + γ(t − t_γ)/R, with R = RTT0 for Hybla (eq. 8) and
+//! R = RTT for NewReno (eq. 4).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::plan::RunSpec;
+use crate::plots::{self, Chart, PlotError, Series};
+use crate::runner::{self, Progress, RunError};
+use crate::scenario::{Scenario, ScenarioError};
+
+/// The seed's example threshold (Fig. 1–3): γ = 32 segments.
+pub const GAMMA_SEGMENTS: f64 = 32.0;
+
+/// Transmitted segments after `t` seconds for growth time constant `r` seconds (eq. 4 / 8).
+pub fn transmitted_segments(t: f64, r: f64, gamma: f64) -> f64 {
+    let t_gamma = r * gamma.log2();
+    if t < t_gamma {
+        ((t / r).exp2() - 1.0) / std::f64::consts::LN_2
+    } else {
+        let dt = t - t_gamma;
+        (gamma - 1.0) / std::f64::consts::LN_2 + dt * dt / (2.0 * r * r) + gamma * dt / r
+    }
+}
+
+/// One simulated curve and its model.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    /// "hybla" or "newreno-rules".
+    pub cc: String,
+    /// Round-trip time.
+    pub rtt: Duration,
+    /// (seconds since the first transmission, segments transmitted) from the simulation.
+    pub simulated: Vec<(f64, f64)>,
+    /// Model time constant: RTT0 for Hybla, the RTT for NewReno.
+    pub model_r: f64,
+}
+
+impl Curve {
+    /// Simulated segments at `t` (linear interpolation between samples).
+    pub fn simulated_at(&self, t: f64) -> Option<f64> {
+        let i = self.simulated.iter().position(|&(x, _)| x >= t)?;
+        if i == 0 {
+            return Some(self.simulated[0].1);
+        }
+        let ((x0, y0), (x1, y1)) = (self.simulated[i - 1], self.simulated[i]);
+        Some(y0 + (y1 - y0) * (t - x0) / (x1 - x0))
+    }
+
+    /// (simulated − model) / model at `t`.
+    pub fn deviation_at(&self, t: f64) -> Option<f64> {
+        let model = transmitted_segments(t, self.model_r, GAMMA_SEGMENTS);
+        Some(self.simulated_at(t)? / model - 1.0)
+    }
+}
+
+/// Why the experiment failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IdealError {
+    /// The built-in scenario text is wrong (a bug).
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// A run failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A plot failed.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+fn scenario(rtt: Duration, horizon: Duration, cc_params: &str) -> Result<Scenario, ScenarioError> {
+    let half_ms = rtt.as_secs_f64() * 1e3 / 2.0;
+    // Run long enough for `horizon` of transmission after the handshake and the request.
+    let duration_ms = (horizon + 3 * rtt + Duration::from_secs(1)).as_millis();
+    let text = format!(
+        r#"
+name = "paper-ideal"
+duration = "{duration_ms}ms"
+[path.forward]
+rate = "1Gbit"
+delay = "{half_ms}ms"
+queue = "2000MB"
+[path.return]
+rate = "1Gbit"
+delay = "{half_ms}ms"
+queue = "2000MB"
+[[flow]]
+name = "bulk"
+cc = "hybla"
+cc_params = {cc_params}
+download = "unlimited"
+"#
+    );
+    Scenario::from_toml_str(&text, "paper-ideal", &[])
+}
+
+/// Runs Hybla (seed rules, RTT0 25 ms, ssthresh γ·ρ) and the same controller with ρ forced to 1
+/// (NewReno's rules, ssthresh γ) at each RTT, `horizon` of transmission each.
+pub fn run(
+    rtts: &[Duration],
+    horizon: Duration,
+    threads: usize,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Vec<Curve>, IdealError> {
+    let variants = [
+        (
+            "hybla",
+            r#"{ rtt0 = "25ms", growth = "seed", initial_ssthresh = "32seg", initial_window = "2944B" }"#,
+            None,
+        ),
+        (
+            "newreno-rules",
+            // RTT0 above every RTT: ρ = 1, i.e. NewReno's rules with the same γ.
+            r#"{ rtt0 = "10s", growth = "seed", initial_ssthresh = "32seg", initial_window = "2944B" }"#,
+            Some(()),
+        ),
+    ];
+    let mut curves = Vec::new();
+    for &rtt in rtts {
+        for (cc, params, rho_one) in &variants {
+            let scenario = scenario(rtt, horizon, params)?;
+            let spec = RunSpec {
+                cc_override: None,
+                seed: 1,
+            };
+            let runs = runner::run_all(&scenario, &[spec], None, threads, progress, cancel)?;
+            let outcome = &runs[0].outcome;
+            let payload = f64::from(sim::payload_bytes_per_packet(scenario.mtu_bytes));
+            // Data the server transmits at τ after its first transmission reaches the client
+            // half an RTT later; the server starts half an RTT after the request.
+            let start = outcome.flows[0].exchanges[0].requested_at + rtt;
+            let simulated = outcome
+                .samples
+                .iter()
+                .filter(|s| s.t >= start)
+                .map(|s| {
+                    (
+                        (s.t - start).as_secs_f64(),
+                        s.delivered_bytes as f64 / payload,
+                    )
+                })
+                .filter(|&(t, _)| t <= horizon.as_secs_f64() + 0.5)
+                .collect();
+            curves.push(Curve {
+                cc: cc.to_string(),
+                rtt,
+                simulated,
+                model_r: if rho_one.is_some() {
+                    rtt.as_secs_f64()
+                } else {
+                    0.025
+                },
+            });
+        }
+    }
+    Ok(curves)
+}
+
+/// Deviation table rows: (cc, RTT ms, deviation at each of `at`, in order).
+pub fn deviations(curves: &[Curve], at: &[f64]) -> Vec<(String, f64, Vec<Option<f64>>)> {
+    curves
+        .iter()
+        .map(|c| {
+            let row = at.iter().map(|&t| c.deviation_at(t)).collect();
+            (c.cc.clone(), c.rtt.as_secs_f64() * 1e3, row)
+        })
+        .collect()
+}
+
+/// Writes `stem.png`/`.svg`: simulated curves, eq. 8 for Hybla, eq. 4 for NewReno's rules.
+pub fn plot(stem: &std::path::Path, curves: &[Curve], horizon: Duration) -> Result<(), IdealError> {
+    let mut series = Vec::new();
+    let steps = 300;
+    let grid: Vec<f64> = (0..=steps)
+        .map(|i| horizon.as_secs_f64() * i as f64 / steps as f64)
+        .collect();
+    series.push(Series {
+        label: "eq. 8: Hybla, any RTT (model)".into(),
+        points: grid
+            .iter()
+            .map(|&t| (t, transmitted_segments(t, 0.025, GAMMA_SEGMENTS) / 1e3))
+            .collect(),
+    });
+    for c in curves {
+        series.push(Series {
+            label: format!("{} RTT {:.0} ms (sim)", c.cc, c.rtt.as_secs_f64() * 1e3),
+            points: c.simulated.iter().map(|&(t, y)| (t, y / 1e3)).collect(),
+        });
+    }
+    for c in curves.iter().filter(|c| c.cc != "hybla") {
+        series.push(Series {
+            label: format!(
+                "eq. 4: NewReno RTT {:.0} ms (model)",
+                c.rtt.as_secs_f64() * 1e3
+            ),
+            points: grid
+                .iter()
+                .map(|&t| (t, transmitted_segments(t, c.model_r, GAMMA_SEGMENTS) / 1e3))
+                .collect(),
+        });
+    }
+    plots::line_chart(
+        stem,
+        &Chart {
+            title: "Ideal channel (1 Gbit/s, no loss): data transmitted, Hybla vs NewReno rules",
+            x_label: "time since first transmission (s)",
+            y_label: "segments transmitted (thousands)",
+            series: &series,
+        },
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_matches_hand_values() {
+        // Slow start: after 2 R, (2² − 1)/ln 2 = 4.328 segments.
+        assert!(
+            (transmitted_segments(0.05, 0.025, 32.0) - 3.0 / std::f64::consts::LN_2).abs() < 1e-9
+        );
+        // At t_γ = 5 R the two branches meet: (γ − 1)/ln 2.
+        let t_gamma = 0.025 * 5.0;
+        let left = transmitted_segments(t_gamma - 1e-12, 0.025, 32.0);
+        let right = transmitted_segments(t_gamma, 0.025, 32.0);
+        assert!((left - right).abs() < 1e-6);
+        // 1 s after t_γ: 1/(2·0.025²) + 32/0.025 = 800 + 1280, plus 31/ln 2.
+        let t = t_gamma + 1.0;
+        let expected = 31.0 / std::f64::consts::LN_2 + 800.0 + 1280.0;
+        assert!((transmitted_segments(t, 0.025, 32.0) - expected).abs() < 1e-6);
+    }
+}

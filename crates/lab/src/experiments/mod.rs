@@ -1,0 +1,3 @@
+//! Experiments that check the lab against published analytic results.
+
+pub mod ideal;
