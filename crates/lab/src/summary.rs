@@ -142,6 +142,10 @@ pub struct FlowSummary {
     pub sent_packets: u64,
     /// Congestion events at the data sender.
     pub congestion_events: u64,
+    /// Most datagrams the data sender emitted at one instant (pacing check).
+    pub max_burst_packets: u64,
+    /// Largest congestion window sampled, bytes (compare with the burst).
+    pub max_cwnd_bytes: u64,
     /// This flow's packets dropped by the forward buffer.
     pub forward_queue_drops: u64,
     /// This flow's packets corrupted by forward random loss.
@@ -311,6 +315,7 @@ fn flow_summary(
     flow: &FlowOutcome,
     run_end: Duration,
     ceiling_bps: f64,
+    max_cwnd_bytes: u64,
 ) -> FlowSummary {
     let mut active = Duration::ZERO;
     let mut capacity_bits = 0.0;
@@ -372,6 +377,8 @@ fn flow_summary(
         lost_packets: flow.sender.lost_packets,
         sent_packets: flow.sender.sent_packets,
         congestion_events: flow.sender.congestion_events,
+        max_burst_packets: flow.sender.max_burst_packets,
+        max_cwnd_bytes,
         forward_queue_drops: flow.bottleneck_forward.dropped_packets,
         forward_random_losses: flow.bottleneck_forward.random_losses,
     }
@@ -435,7 +442,17 @@ pub fn run_summary(scenario: &Scenario, cc: &str, outcome: &RunOutcome) -> RunSu
     let flows: Vec<FlowSummary> = outcome
         .flows
         .iter()
-        .map(|f| flow_summary(scenario, f, outcome.end_time, ceiling))
+        .enumerate()
+        .map(|(i, f)| {
+            let max_cwnd = outcome
+                .samples
+                .iter()
+                .filter(|s| s.flow == i)
+                .map(|s| s.cwnd_bytes)
+                .max()
+                .unwrap_or(0);
+            flow_summary(scenario, f, outcome.end_time, ceiling, max_cwnd)
+        })
         .collect();
     let jain = if flows.len() < 2 {
         1.0

@@ -141,6 +141,8 @@ struct Side {
     timeout: Option<Duration>,
     probe: Arc<ProbeReadings>,
     dirty: bool,
+    /// Most datagrams this side sent at a single virtual instant.
+    max_burst_packets: u64,
 }
 
 impl Side {
@@ -152,6 +154,7 @@ impl Side {
             timeout: None,
             probe: Arc::new(ProbeReadings::default()),
             dirty: false,
+            max_burst_packets: 0,
         }
     }
 }
@@ -550,7 +553,9 @@ impl<'a> Simulation<'a> {
             flow: name.clone(),
             source,
         })?;
+        let mut burst_packets = 0u64;
         while let Some(transmit) = connection.poll_transmit(at, 1, &mut self.buf) {
+            burst_packets += 1;
             let size = transmit.size;
             self.path.send(
                 now,
@@ -561,6 +566,9 @@ impl<'a> Simulation<'a> {
             );
             self.buf.clear();
         }
+        // Packets handed to the path at one instant: without pacing a whole window would
+        // leave at once; with it, only quinn's small burst allowance.
+        side.max_burst_packets = side.max_burst_packets.max(burst_packets);
         while let Some(event) = connection.poll_endpoint_events() {
             if let Some(reply) = side.endpoint.handle_event(*handle, event) {
                 connection.handle_event(reply);
@@ -660,6 +668,7 @@ impl<'a> Simulation<'a> {
                         lost_bytes: s.path.lost_bytes,
                         congestion_events: s.path.congestion_events,
                         final_cwnd_bytes: s.path.cwnd,
+                        max_burst_packets: sender.max_burst_packets,
                     }
                 })
                 .unwrap_or_default();

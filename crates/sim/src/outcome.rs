@@ -41,6 +41,9 @@ pub struct SenderStats {
     pub congestion_events: u64,
     /// Congestion window at the end, bytes.
     pub final_cwnd_bytes: u64,
+    /// Most datagrams sent at one instant (pacing check: a window sent at line rate would
+    /// show up here as thousands).
+    pub max_burst_packets: u64,
 }
 
 /// The result of one flow.
