@@ -49,6 +49,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "hybla-vs-newreno",
         include_str!("../../../scenarios/hybla-vs-newreno.toml"),
     ),
+    (
+        "leo-to-geo",
+        include_str!("../../../scenarios/leo-to-geo.toml"),
+    ),
 ];
 
 /// The scenario `satquic run` plays when given none.
