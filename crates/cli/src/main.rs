@@ -8,6 +8,7 @@ mod builtin;
 mod ideal;
 mod progress;
 mod run;
+mod sweep;
 
 use std::process::ExitCode;
 
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Run a scenario in virtual time and write summary.json, timeseries.csv and plots.
     Run(run::RunArgs),
+    /// Run a scenario over a grid of parameter values, controllers and seeds (sweep.csv + plot).
+    Sweep(sweep::SweepArgs),
     /// Measure simulation speed (simulated seconds per wall second, datagrams per second)
     /// against a crypto floor measured in the same run.
     Bench(bench::BenchArgs),
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Sweep(args) => sweep::sweep(args),
         Command::Ideal(args) => ideal::ideal(args),
         Command::Scenarios => {
             for (name, _) in builtin::SCENARIOS {

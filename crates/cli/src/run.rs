@@ -47,18 +47,16 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-/// Loads a scenario from a file, or from the built-ins when no such file exists.
-pub fn load_scenario(name_or_path: &str, overrides: &[String]) -> anyhow::Result<Scenario> {
+/// A scenario's TOML text and where it came from (for error messages).
+pub fn scenario_source(name_or_path: &str) -> anyhow::Result<(String, String)> {
     let path = PathBuf::from(name_or_path);
     if path.exists() {
-        return Ok(Scenario::from_file(&path, overrides)?);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading scenario {}", path.display()))?;
+        return Ok((text, path.display().to_string()));
     }
     match builtin::get(name_or_path) {
-        Some(text) => Ok(Scenario::from_toml_str(
-            text,
-            &format!("built-in scenario {name_or_path}"),
-            overrides,
-        )?),
+        Some(text) => Ok((text.to_owned(), format!("built-in scenario {name_or_path}"))),
         None => bail!(
             "scenario {name_or_path:?}: no such file, and not a built-in scenario (built-ins: {})",
             builtin::SCENARIOS
@@ -68,6 +66,12 @@ pub fn load_scenario(name_or_path: &str, overrides: &[String]) -> anyhow::Result
                 .join(", ")
         ),
     }
+}
+
+/// Loads a scenario from a file, or from the built-ins when no such file exists.
+pub fn load_scenario(name_or_path: &str, overrides: &[String]) -> anyhow::Result<Scenario> {
+    let (text, origin) = scenario_source(name_or_path)?;
+    Ok(Scenario::from_toml_str(&text, &origin, overrides)?)
 }
 
 /// Runs the command.

@@ -14,6 +14,7 @@ pub mod plots;
 pub mod runner;
 pub mod scenario;
 pub mod summary;
+pub mod sweep;
 pub mod table;
 pub mod timeseries;
 pub mod units;

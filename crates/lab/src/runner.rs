@@ -70,8 +70,40 @@ impl Progress for Silent {
     fn finished(&self, _: usize) {}
 }
 
-/// Runs every spec with up to `threads` workers. `qlog_root`, if set, receives one folder per
-/// run. Setting `cancel` stops all runs at their next sample tick.
+/// One simulation to run: a resolved config and how to label it.
+pub struct Job {
+    /// Controller label.
+    pub label: String,
+    /// The run spec it came from (controller override, seed).
+    pub spec: RunSpec,
+    /// The simulation.
+    pub config: sim::SimConfig,
+}
+
+/// Builds the jobs of `scenario` for `specs`; controllers are resolved here, so a typo fails
+/// before anything runs. `qlog_root`, if set, receives one folder per run.
+pub fn jobs(
+    scenario: &Scenario,
+    specs: &[RunSpec],
+    qlog_root: Option<&std::path::Path>,
+) -> Result<Vec<Job>, RunError> {
+    specs
+        .iter()
+        .map(|spec| {
+            let label = plan::run_label(scenario, spec);
+            let qlog_dir = qlog_root.map(|root| root.join(format!("{label}-seed{}", spec.seed)));
+            let config = plan::sim_config(scenario, spec, qlog_dir)?;
+            Ok(Job {
+                label,
+                spec: spec.clone(),
+                config,
+            })
+        })
+        .collect()
+}
+
+/// Runs every spec of `scenario` with up to `threads` workers. Setting `cancel` stops all runs
+/// at their next sample tick.
 pub fn run_all(
     scenario: &Scenario,
     specs: &[RunSpec],
@@ -80,28 +112,37 @@ pub fn run_all(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Vec<CompletedRun>, RunError> {
-    // Resolve every controller before starting anything: a typo fails in milliseconds.
-    let mut configs = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let label = plan::run_label(scenario, spec);
-        let qlog_dir = qlog_root
-            .as_ref()
-            .map(|root| root.join(format!("{label}-seed{}", spec.seed)));
-        configs.push((label, plan::sim_config(scenario, spec, qlog_dir)?));
-    }
+    let jobs = jobs(scenario, specs, qlog_root.as_deref())?;
+    run_jobs(&jobs, threads, progress, cancel, &|_, _| {})
+}
+
+/// Runs `jobs` on up to `threads` workers. `on_done` sees each finished run as soon as it
+/// finishes (in completion order, e.g. to append it to a file); the returned runs are in job
+/// order whatever the thread count.
+pub fn run_jobs(
+    jobs: &[Job],
+    threads: usize,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+    on_done: &(dyn Fn(usize, &CompletedRun) + Sync),
+) -> Result<Vec<CompletedRun>, RunError> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<CompletedRun, RunError>>>> =
-        Mutex::new((0..specs.len()).map(|_| None).collect());
-    let workers = threads.clamp(1, specs.len().max(1));
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let workers = threads.clamp(1, jobs.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= specs.len() || cancel.load(Ordering::Relaxed) {
+                    if index >= jobs.len() || cancel.load(Ordering::Relaxed) {
                         break;
                     }
-                    let (label, config) = &configs[index];
+                    let Job {
+                        label,
+                        spec,
+                        config,
+                    } = &jobs[index];
                     if let Some(dir) = &config.qlog_dir
                         && let Err(e) = std::fs::create_dir_all(dir)
                     {
@@ -131,12 +172,16 @@ pub fn run_all(
                     let wall = wall.elapsed();
                     progress.finished(index);
                     let result = match outcome {
-                        Ok(outcome) => Ok(CompletedRun {
-                            spec: specs[index].clone(),
-                            label: label.clone(),
-                            outcome,
-                            wall,
-                        }),
+                        Ok(outcome) => {
+                            let run = CompletedRun {
+                                spec: spec.clone(),
+                                label: label.clone(),
+                                outcome,
+                                wall,
+                            };
+                            on_done(index, &run);
+                            Ok(run)
+                        }
                         Err(SimError::Interrupted(_)) => continue,
                         Err(source) => {
                             cancel.store(true, Ordering::Relaxed);
