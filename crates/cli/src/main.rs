@@ -7,6 +7,7 @@ mod bench;
 mod builtin;
 mod ideal;
 mod progress;
+mod reproduce;
 mod run;
 mod sweep;
 
@@ -28,6 +29,8 @@ enum Command {
     Run(run::RunArgs),
     /// Run a scenario over a grid of parameter values, controllers and seeds (sweep.csv + plot).
     Sweep(sweep::SweepArgs),
+    /// Re-run the catalog's experiments and write REPORT.md next to the published numbers.
+    Reproduce(reproduce::ReproduceArgs),
     /// Measure simulation speed (simulated seconds per wall second, datagrams per second)
     /// against a crypto floor measured in the same run.
     Bench(bench::BenchArgs),
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Reproduce(args) => reproduce::reproduce(args),
         Command::Ideal(args) => ideal::ideal(args),
         Command::Scenarios => {
             for (name, _) in builtin::SCENARIOS {

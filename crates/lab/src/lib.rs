@@ -11,6 +11,7 @@ pub mod experiments;
 pub mod output;
 pub mod plan;
 pub mod plots;
+pub mod reproduce;
 pub mod runner;
 pub mod scenario;
 pub mod summary;

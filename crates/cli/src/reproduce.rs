@@ -1,0 +1,115 @@
+//! `satquic reproduce`: the catalog's experiments next to their published numbers.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lab::reproduce::{self, Context};
+use lab::runner::Progress;
+
+/// Flags of `satquic reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// Experiments to run (default: all): thesis-geo, thesis-leo, paper-ideal,
+    /// paper-congestion, paper-linkloss, paper-fairness, poster-latecomer, kuhn, sat,
+    /// picoquic-sat.
+    pub experiments: Vec<String>,
+    /// Report directory (REPORT.md and figures).
+    #[arg(long, default_value = "out/reproduce")]
+    pub out: PathBuf,
+    /// Shortened runs that check the qualitative claims in seconds (for CI).
+    #[arg(long)]
+    pub quick: bool,
+    /// Exit with an error if any check fails.
+    #[arg(long)]
+    pub strict: bool,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+struct RunCounter(ProgressBar);
+
+impl Progress for RunCounter {
+    fn started(&self, _: usize, label: &str, _: u64) {
+        self.0.set_message(label.to_owned());
+    }
+    fn advanced(&self, _: usize, _: Duration) {
+        self.0.tick();
+    }
+    fn finished(&self, _: usize) {
+        self.0.inc(1);
+    }
+}
+
+/// Runs the command.
+pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
+    if args.threads == Some(0) {
+        bail!("--threads: must be at least 1");
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        let _ = ctrlc::set_handler(move || {
+            if cancel.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    }
+    let bar = ProgressBar::with_draw_target(
+        None,
+        if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {pos} runs done  {elapsed}  {msg}")
+            .expect("valid template"),
+    );
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let ctx = Context {
+        out: &args.out,
+        quick: args.quick,
+        threads,
+        progress: &RunCounter(bar.clone()),
+        cancel: &cancel,
+    };
+    let sections = reproduce::run(&args.experiments, &ctx)?;
+    bar.finish_and_clear();
+    let command = std::iter::once("satquic reproduce".to_owned())
+        .chain(args.experiments.iter().cloned())
+        .chain(args.quick.then(|| "--quick".to_owned()))
+        .chain(["--out".to_owned(), args.out.display().to_string()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let report = reproduce::write_report(&args.out, &sections, &command, args.quick)?;
+    let verdicts = reproduce::verdicts(&sections);
+    for (id, criterion, measured, pass) in &verdicts {
+        println!(
+            "{:<5} {id:<17} {criterion} — {measured}",
+            if *pass { "PASS" } else { "FAIL" }
+        );
+    }
+    let failed = verdicts.iter().filter(|v| !v.3).count();
+    println!(
+        "{} checks, {} failed; report: {}",
+        verdicts.len(),
+        failed,
+        report.display()
+    );
+    if args.strict && failed > 0 {
+        bail!("{failed} check(s) failed (--strict)");
+    }
+    Ok(())
+}

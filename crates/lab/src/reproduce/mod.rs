@@ -1,0 +1,212 @@
+//! The reproduction suite: every experiment of the DESIGN.md catalog, re-run and set side by
+//! side with what the seed (or draft) published, each with a stated PASS/FAIL criterion, written
+//! to one `REPORT.md` with its figures.
+//!
+//! Honesty rules: a criterion is stated before the measurement, the published figure is quoted
+//! as published, and a disagreement is reported with its likely reason — scenarios are never
+//! tuned until they pass.
+
+mod experiments;
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use crate::experiments::ideal::IdealError;
+use crate::output::OutputError;
+use crate::plots::PlotError;
+use crate::runner::{Progress, RunError};
+use crate::scenario::ScenarioError;
+
+pub use experiments::EXPERIMENTS;
+
+/// One checked claim.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// What must hold, stated before measuring.
+    pub criterion: String,
+    /// What was measured, in the criterion's terms.
+    pub measured: String,
+    /// Whether it holds.
+    pub pass: bool,
+}
+
+/// One experiment's part of the report.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// Experiment id (`thesis-geo`, `paper-congestion`, ...).
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// The scenario in words, with parameters we had to choose.
+    pub scenario: String,
+    /// What the source published.
+    pub published: String,
+    /// Markdown table(s) of what we measured.
+    pub measured: String,
+    /// The checks.
+    pub checks: Vec<Check>,
+    /// Where we disagree and why, or other remarks.
+    pub notes: String,
+    /// Figures, relative to the report directory.
+    pub figures: Vec<PathBuf>,
+}
+
+/// Why an experiment could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproduceError {
+    /// A built-in scenario is invalid (a bug).
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// A run failed or was interrupted.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Writing results failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// A plot failed.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    /// The ideal-channel experiment failed.
+    #[error(transparent)]
+    Ideal(#[from] IdealError),
+    /// The report could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// File.
+        path: PathBuf,
+        /// Error.
+        source: std::io::Error,
+    },
+    /// No such experiment.
+    #[error("unknown experiment {0:?}; known: {1}")]
+    Unknown(String, String),
+}
+
+/// What every experiment gets.
+pub struct Context<'a> {
+    /// Report directory; each experiment writes under `out/<id>/`.
+    pub out: &'a Path,
+    /// Shortened runs for CI (qualitative checks only).
+    pub quick: bool,
+    /// Worker threads.
+    pub threads: usize,
+    /// Progress of the runs.
+    pub progress: &'a dyn Progress,
+    /// Stops everything.
+    pub cancel: &'a AtomicBool,
+}
+
+/// An experiment: id, whether it runs in `--quick` mode, and the function that runs it.
+pub type Experiment = (
+    &'static str,
+    bool,
+    fn(&Context) -> Result<Section, ReproduceError>,
+);
+
+/// Runs the experiments named in `ids` (all when empty), in catalog order.
+pub fn run(ids: &[String], ctx: &Context) -> Result<Vec<Section>, ReproduceError> {
+    let known: Vec<&str> = EXPERIMENTS.iter().map(|(id, _, _)| *id).collect();
+    for id in ids {
+        if !known.contains(&id.as_str()) {
+            return Err(ReproduceError::Unknown(id.clone(), known.join(", ")));
+        }
+    }
+    let mut sections = Vec::new();
+    for (id, in_quick, experiment) in EXPERIMENTS {
+        let selected = if ids.is_empty() {
+            *in_quick || !ctx.quick
+        } else {
+            ids.iter().any(|i| i == id)
+        };
+        if selected {
+            sections.push(experiment(ctx)?);
+        }
+    }
+    Ok(sections)
+}
+
+/// The PASS/FAIL overview: (experiment, criterion, measured, pass).
+pub fn verdicts(sections: &[Section]) -> Vec<(String, String, String, bool)> {
+    sections
+        .iter()
+        .flat_map(|s| {
+            s.checks.iter().map(|c| {
+                (
+                    s.id.clone(),
+                    c.criterion.clone(),
+                    c.measured.clone(),
+                    c.pass,
+                )
+            })
+        })
+        .collect()
+}
+
+/// REPORT.md text.
+pub fn render(sections: &[Section], command: &str, quick: bool) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# satquic reproduction report\n");
+    let _ = writeln!(
+        md,
+        "Produced by `{command}` (satquic {}){}. Every number below comes from that run; \
+         figures are next to this file.\n",
+        env!("CARGO_PKG_VERSION"),
+        if quick {
+            " in **quick** mode: shortened runs, qualitative checks only"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        md,
+        "## Summary\n\n| experiment | criterion | measured | result |\n|---|---|---|---|"
+    );
+    for (id, criterion, measured, pass) in verdicts(sections) {
+        let _ = writeln!(
+            md,
+            "| [{id}](#{id}) | {criterion} | {measured} | {} |",
+            if pass { "PASS" } else { "**FAIL**" }
+        );
+    }
+    for s in sections {
+        let _ = writeln!(md, "\n<a id=\"{}\"></a>\n## {} — {}\n", s.id, s.id, s.title);
+        let _ = writeln!(md, "**Scenario.** {}\n", s.scenario);
+        let _ = writeln!(md, "**Published.** {}\n", s.published);
+        let _ = writeln!(md, "**Measured.**\n\n{}\n", s.measured.trim_end());
+        let _ = writeln!(md, "**Checks.**\n");
+        for c in &s.checks {
+            let _ = writeln!(
+                md,
+                "- {} — {}: {}",
+                if c.pass { "PASS" } else { "**FAIL**" },
+                c.criterion,
+                c.measured
+            );
+        }
+        if !s.notes.trim().is_empty() {
+            let _ = writeln!(md, "\n**Notes.** {}", s.notes.trim());
+        }
+        for f in &s.figures {
+            let _ = writeln!(md, "\n![{}]({})", f.display(), f.display());
+        }
+    }
+    md
+}
+
+/// Writes REPORT.md into `out`.
+pub fn write_report(
+    out: &Path,
+    sections: &[Section],
+    command: &str,
+    quick: bool,
+) -> Result<PathBuf, ReproduceError> {
+    let path = out.join("REPORT.md");
+    std::fs::write(&path, render(sections, command, quick)).map_err(|source| {
+        ReproduceError::Io {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    Ok(path)
+}
