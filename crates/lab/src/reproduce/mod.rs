@@ -210,3 +210,59 @@ pub fn write_report(
     })?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_lists_every_check_in_the_summary_and_its_section() {
+        let section = Section {
+            id: "x".into(),
+            title: "An experiment".into(),
+            scenario: "a path".into(),
+            published: "42".into(),
+            measured: "| a |\n|---|\n| 41 |".into(),
+            checks: vec![
+                Check {
+                    criterion: "close to 42".into(),
+                    measured: "41".into(),
+                    pass: true,
+                },
+                Check {
+                    criterion: "exactly 42".into(),
+                    measured: "41".into(),
+                    pass: false,
+                },
+            ],
+            notes: "one off".into(),
+            figures: vec![PathBuf::from("x/fig.png")],
+        };
+        let md = render(&[section], "satquic reproduce x", false);
+        assert!(md.contains("| [x](#x) | close to 42 | 41 | PASS |"), "{md}");
+        assert!(
+            md.contains("| [x](#x) | exactly 42 | 41 | **FAIL** |"),
+            "{md}"
+        );
+        assert!(md.contains("## x — An experiment"));
+        assert!(md.contains("![x/fig.png](x/fig.png)"));
+        assert!(md.contains("Produced by `satquic reproduce x`"));
+        assert!(!md.contains("quick"));
+    }
+
+    #[test]
+    fn unknown_experiments_are_named() {
+        let ctx = Context {
+            out: Path::new("/nonexistent"),
+            quick: true,
+            threads: 1,
+            progress: &crate::runner::Silent,
+            cancel: &AtomicBool::new(false),
+        };
+        let err = run(&["thesis-moon".into()], &ctx).unwrap_err().to_string();
+        assert!(
+            err.contains("thesis-moon") && err.contains("thesis-geo"),
+            "{err}"
+        );
+    }
+}
