@@ -6,6 +6,7 @@
 mod bench;
 mod builtin;
 mod ideal;
+mod link;
 mod progress;
 mod reproduce;
 mod run;
@@ -31,6 +32,10 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Re-run the catalog's experiments and write REPORT.md next to the published numbers.
     Reproduce(reproduce::ReproduceArgs),
+    /// Relay UDP between clients and a server through an emulated satellite path, in real time.
+    Link(link::LinkArgs),
+    /// Measure the relay's accuracy (lateness vs the model, achieved vs configured rate).
+    LinkBench(link::LinkBenchArgs),
     /// Measure simulation speed (simulated seconds per wall second, datagrams per second)
     /// against a crypto floor measured in the same run.
     Bench(bench::BenchArgs),
@@ -46,6 +51,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Link(args) => link::link(args),
+        Command::LinkBench(args) => link::link_bench(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Reproduce(args) => reproduce::reproduce(args),
         Command::Ideal(args) => ideal::ideal(args),

@@ -1,0 +1,397 @@
+//! A UDP relay that imposes a modelled satellite path on real traffic: the same
+//! [`netsim::Link`] the simulator uses, driven by the wall clock.
+//!
+//! Clients send to the relay's listen address; each client gets its own upstream socket
+//! towards the server, so replies find their way back. Client → server packets cross the
+//! return link, server → client packets the forward link (forward = download, as in scenario
+//! files). Everything shares one bottleneck per direction.
+//!
+//! Threads: one receiver on the listen socket, one per client's upstream socket, and one
+//! scheduler that owns both links, admits packets at their receive time and sends each one
+//! when the model says it arrives. Receivers hand packets to the scheduler through a bounded
+//! channel; what does not fit is dropped and counted — memory never grows with the offered
+//! load, only with the configured buffers.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use netsim::{IP_UDP_HEADER_BYTES, Link, LinkConfig, LinkStats};
+
+/// Largest UDP payload the relay accepts.
+const MAX_DATAGRAM_BYTES: usize = 65_535;
+/// Packets that may wait between the receivers and the scheduler.
+const HANDOFF_CAPACITY: usize = 65_536;
+/// Clients tracked at once; more are refused (and counted).
+pub const MAX_CLIENTS: usize = 1024;
+/// A client silent this long is forgotten (its upstream socket closed).
+const CLIENT_IDLE: Duration = Duration::from_secs(60);
+/// How often blocked threads look at the stop flag.
+const POLL: Duration = Duration::from_millis(50);
+
+/// What the relay imposes.
+#[derive(Debug, Clone)]
+pub struct RelayConfig {
+    /// Where clients send.
+    pub listen: SocketAddr,
+    /// The server.
+    pub upstream: SocketAddr,
+    /// Server → client.
+    pub forward: LinkConfig,
+    /// Client → server.
+    pub return_link: LinkConfig,
+    /// IP MTU; larger packets are dropped.
+    pub mtu_bytes: u32,
+    /// Seed of the loss and AQM randomness.
+    pub seed: u64,
+}
+
+/// Counters of a running relay.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RelayStats {
+    /// Forward link counters.
+    pub forward: LinkStats,
+    /// Return link counters.
+    pub return_link: LinkStats,
+    /// Clients seen.
+    pub clients: u64,
+    /// Datagrams dropped before the model (hand-off full, too many clients).
+    pub overload_drops: u64,
+    /// Lateness of each delivery against the model's arrival time, microseconds.
+    pub lateness_us: Histogram<u64>,
+}
+
+struct Packet {
+    client: usize,
+    to_server: bool,
+    at: Duration,
+    data: Vec<u8>,
+}
+
+struct Client {
+    address: SocketAddr,
+    upstream: Arc<UdpSocket>,
+    last_seen: Instant,
+    alive: Arc<AtomicBool>,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    overload_drops: AtomicU64,
+    clients_seen: AtomicU64,
+    stats: Mutex<(LinkStats, LinkStats, Histogram<u64>)>,
+}
+
+/// A running relay; stops when dropped.
+pub struct Relay {
+    local: SocketAddr,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Relay {
+    /// Binds the listen socket and starts relaying.
+    pub fn start(config: RelayConfig) -> io::Result<Relay> {
+        let base_rtt = config.forward.delay + config.return_link.delay;
+        let invalid =
+            |e: netsim::ConfigError| io::Error::new(io::ErrorKind::InvalidInput, e.to_string());
+        let forward: Link<(usize, Vec<u8>)> = Link::new(
+            &config.forward,
+            config.mtu_bytes,
+            base_rtt,
+            config.seed,
+            1,
+            "forward",
+        )
+        .map_err(invalid)?;
+        let return_link: Link<(usize, Vec<u8>)> = Link::new(
+            &config.return_link,
+            config.mtu_bytes,
+            base_rtt,
+            config.seed,
+            2,
+            "return",
+        )
+        .map_err(invalid)?;
+        let listen = Arc::new(UdpSocket::bind(config.listen)?);
+        listen.set_read_timeout(Some(POLL))?;
+        let local = listen.local_addr()?;
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            overload_drops: AtomicU64::new(0),
+            clients_seen: AtomicU64::new(0),
+            stats: Mutex::new((
+                LinkStats::default(),
+                LinkStats::default(),
+                Histogram::new(3).expect("3 significant digits is valid"),
+            )),
+        });
+        let (tx, rx) = mpsc::sync_channel::<Packet>(HANDOFF_CAPACITY);
+        let clients: Arc<Mutex<Vec<Client>>> = Arc::new(Mutex::new(Vec::new()));
+        let start = Instant::now();
+        let mut threads = Vec::new();
+        {
+            let (listen, shared, clients, tx) =
+                (listen.clone(), shared.clone(), clients.clone(), tx.clone());
+            let upstream = config.upstream;
+            threads.push(std::thread::spawn(move || {
+                receive_from_clients(&listen, upstream, &shared, &clients, &tx, start)
+            }));
+        }
+        {
+            let (listen, shared, clients) = (listen.clone(), shared.clone(), clients.clone());
+            threads.push(std::thread::spawn(move || {
+                schedule(rx, &listen, forward, return_link, &shared, &clients, start)
+            }));
+        }
+        drop(tx);
+        Ok(Relay {
+            local,
+            shared,
+            threads,
+        })
+    }
+
+    /// The address clients should send to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> RelayStats {
+        let (forward, return_link, lateness) =
+            self.shared.stats.lock().expect("no poisoning").clone();
+        RelayStats {
+            forward,
+            return_link,
+            clients: self.shared.clients_seen.load(Ordering::Relaxed),
+            overload_drops: self.shared.overload_drops.load(Ordering::Relaxed),
+            lateness_us: lateness,
+        }
+    }
+
+    /// Stops all threads and waits for them.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn hand_off(tx: &SyncSender<Packet>, packet: Packet, shared: &Shared) {
+    match tx.try_send(packet) {
+        Ok(()) => {}
+        Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+            shared.overload_drops.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn receive_from_clients(
+    listen: &UdpSocket,
+    upstream: SocketAddr,
+    shared: &Arc<Shared>,
+    clients: &Arc<Mutex<Vec<Client>>>,
+    tx: &SyncSender<Packet>,
+    start: Instant,
+) {
+    let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
+    let mut index_of: HashMap<SocketAddr, usize> = HashMap::new();
+    let mut upstream_threads: Vec<JoinHandle<()>> = Vec::new();
+    while !shared.stop.load(Ordering::Relaxed) {
+        let (len, from) = match listen.recv_from(&mut buf) {
+            Ok(x) => x,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                expire_idle(clients, &mut index_of);
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let at = start.elapsed();
+        let client = match index_of.get(&from) {
+            Some(&i) => i,
+            None => {
+                let mut list = clients.lock().expect("no poisoning");
+                if list
+                    .iter()
+                    .filter(|c| c.alive.load(Ordering::Relaxed))
+                    .count()
+                    >= MAX_CLIENTS
+                {
+                    shared.overload_drops.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                let Ok(socket) = UdpSocket::bind(SocketAddr::new(
+                    listen.local_addr().map(|a| a.ip()).unwrap_or(upstream.ip()),
+                    0,
+                ))
+                .and_then(|s| s.connect(upstream).map(|_| s))
+                .and_then(|s| s.set_read_timeout(Some(POLL)).map(|_| s)) else {
+                    shared.overload_drops.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                let socket = Arc::new(socket);
+                let index = list.len();
+                let alive = Arc::new(AtomicBool::new(true));
+                list.push(Client {
+                    address: from,
+                    upstream: socket.clone(),
+                    last_seen: Instant::now(),
+                    alive: alive.clone(),
+                });
+                index_of.insert(from, index);
+                shared.clients_seen.fetch_add(1, Ordering::Relaxed);
+                let (shared, tx) = (shared.clone(), tx.clone());
+                upstream_threads.push(std::thread::spawn(move || {
+                    receive_from_server(&socket, index, &alive, &shared, &tx, start)
+                }));
+                index
+            }
+        };
+        if let Some(c) = clients.lock().expect("no poisoning").get_mut(client) {
+            c.last_seen = Instant::now();
+        }
+        hand_off(
+            tx,
+            Packet {
+                client,
+                to_server: true,
+                at,
+                data: buf[..len].to_vec(),
+            },
+            shared,
+        );
+    }
+    for c in clients.lock().expect("no poisoning").iter() {
+        c.alive.store(false, Ordering::Relaxed);
+    }
+    for t in upstream_threads {
+        let _ = t.join();
+    }
+}
+
+fn expire_idle(clients: &Mutex<Vec<Client>>, index_of: &mut HashMap<SocketAddr, usize>) {
+    let list = clients.lock().expect("no poisoning");
+    for c in list.iter() {
+        if c.alive.load(Ordering::Relaxed) && c.last_seen.elapsed() > CLIENT_IDLE {
+            c.alive.store(false, Ordering::Relaxed);
+            index_of.remove(&c.address);
+        }
+    }
+}
+
+fn receive_from_server(
+    socket: &UdpSocket,
+    client: usize,
+    alive: &AtomicBool,
+    shared: &Shared,
+    tx: &SyncSender<Packet>,
+    start: Instant,
+) {
+    let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
+    while alive.load(Ordering::Relaxed) && !shared.stop.load(Ordering::Relaxed) {
+        match socket.recv(&mut buf) {
+            Ok(len) => hand_off(
+                tx,
+                Packet {
+                    client,
+                    to_server: false,
+                    at: start.elapsed(),
+                    data: buf[..len].to_vec(),
+                },
+                shared,
+            ),
+            Err(_) => continue,
+        }
+    }
+}
+
+fn schedule(
+    rx: Receiver<Packet>,
+    listen: &UdpSocket,
+    mut forward: Link<(usize, Vec<u8>)>,
+    mut return_link: Link<(usize, Vec<u8>)>,
+    shared: &Shared,
+    clients: &Mutex<Vec<Client>>,
+    start: Instant,
+) {
+    let mut last_admitted = Duration::ZERO;
+    let mut lateness = Histogram::<u64>::new(3).expect("valid");
+    let mut published = Instant::now();
+    let mut admit = |packet: Packet,
+                     forward: &mut Link<(usize, Vec<u8>)>,
+                     back: &mut Link<(usize, Vec<u8>)>| {
+        // Receivers stamp packets; keep admissions in time order.
+        let at = packet.at.max(last_admitted);
+        last_admitted = at;
+        let wire = packet.data.len() as u32 + IP_UDP_HEADER_BYTES;
+        let link = if packet.to_server { back } else { forward };
+        link.send(at, wire, (packet.client, packet.data));
+    };
+    while !shared.stop.load(Ordering::Relaxed) {
+        let now = start.elapsed();
+        {
+            let list = clients.lock().expect("no poisoning");
+            while let Some((due, _, (client, data))) = return_link.poll_arrival(now) {
+                if let Some(c) = list.get(client) {
+                    let _ = c.upstream.send(&data);
+                }
+                let _ = lateness.record(now.saturating_sub(due).as_micros() as u64);
+            }
+            while let Some((due, _, (client, data))) = forward.poll_arrival(now) {
+                if let Some(c) = list.get(client) {
+                    let _ = listen.send_to(&data, c.address);
+                }
+                let _ = lateness.record(now.saturating_sub(due).as_micros() as u64);
+            }
+        }
+        if published.elapsed() >= Duration::from_millis(100) {
+            published = Instant::now();
+            *shared.stats.lock().expect("no poisoning") =
+                (forward.stats(), return_link.stats(), lateness.clone());
+        }
+        let next = [forward.next_arrival(), return_link.next_arrival()]
+            .into_iter()
+            .flatten()
+            .min();
+        let wait = next.map_or(POLL, |t| t.saturating_sub(start.elapsed()).min(POLL));
+        match rx.recv_timeout(wait) {
+            Ok(packet) => {
+                admit(packet, &mut forward, &mut return_link);
+                // Admit what else is waiting, a bounded batch, before delivering again.
+                for _ in 0..256 {
+                    match rx.try_recv() {
+                        Ok(packet) => admit(packet, &mut forward, &mut return_link),
+                        Err(_) => break,
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    *shared.stats.lock().expect("no poisoning") = (forward.stats(), return_link.stats(), lateness);
+}
