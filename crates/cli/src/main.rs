@@ -7,6 +7,7 @@ mod bench;
 mod builtin;
 mod ideal;
 mod link;
+mod perf;
 mod progress;
 mod reproduce;
 mod run;
@@ -32,6 +33,10 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Re-run the catalog's experiments and write REPORT.md next to the published numbers.
     Reproduce(reproduce::ReproduceArgs),
+    /// QUIC perf server (draft-banks-quic-performance) on real UDP.
+    Serve(perf::ServeArgs),
+    /// QUIC perf client: download (and upload), verify, report goodput and times.
+    Get(perf::GetArgs),
     /// Relay UDP between clients and a server through an emulated satellite path, in real time.
     Link(link::LinkArgs),
     /// Measure the relay's accuracy (lateness vs the model, achieved vs configured rate).
@@ -52,6 +57,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
         Command::Link(args) => link::link(args),
+        Command::Serve(args) => perf::serve(args),
+        Command::Get(args) => perf::get(args),
         Command::LinkBench(args) => link::link_bench(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Reproduce(args) => reproduce::reproduce(args),

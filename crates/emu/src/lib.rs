@@ -5,4 +5,5 @@
 //! [`relay::Relay`] admits real datagrams into the same [`netsim::Link`]s the simulator uses.
 
 pub mod accuracy;
+pub mod perf;
 pub mod relay;

@@ -1,0 +1,504 @@
+//! The QUIC performance protocol (draft-banks-quic-performance, ALPN "perf") on quinn + tokio:
+//! the same wire format as the simulated flows. The client opens a bidirectional stream and
+//! sends an 8-byte big-endian count of bytes it wants back, then its upload, then FIN; the
+//! server sends the requested bytes and FIN. Data is the shared pattern, verified by offset.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use quinn::congestion::ControllerFactory;
+use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use quinn::{Endpoint, TransportConfig, VarInt};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde::Serialize;
+use sim::ReceivedRanges;
+use sim::pattern;
+
+/// Bytes per write of pattern data.
+const WRITE_CHUNK_BYTES: usize = 32 * 1024;
+/// Sampling period of the per-connection log.
+const LOG_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Why a perf endpoint failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    /// TLS configuration (certificates, keys).
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// Socket or file error.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Connecting failed.
+    #[error("connect: {0}")]
+    Connect(String),
+    /// The connection failed during the transfer.
+    #[error("connection: {0}")]
+    Connection(String),
+    /// Received data differs from what the protocol promises.
+    #[error("data mismatch at offset {offset} ({len} bytes)")]
+    Corrupt {
+        /// Offset of the bad chunk.
+        offset: u64,
+        /// Its length.
+        len: usize,
+    },
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PerfError {
+    let context = context.into();
+    move |source| PerfError::Io { context, source }
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Transport settings shared by both ends: the controller and flow-control windows large
+/// enough for satellite BDPs.
+pub fn transport(
+    controller: Arc<dyn ControllerFactory + Send + Sync>,
+    window_bytes: u64,
+) -> TransportConfig {
+    let mut t = TransportConfig::default();
+    let window = VarInt::from_u64(window_bytes.min(VarInt::MAX.into_inner())).expect("clamped");
+    t.stream_receive_window(window)
+        .receive_window(window)
+        .send_window(window_bytes)
+        .max_idle_timeout(Some(
+            Duration::from_secs(30)
+                .try_into()
+                .expect("30 s is a valid idle timeout"),
+        ))
+        .congestion_controller_factory(controller);
+    t
+}
+
+/// A self-signed certificate for `names` (when no certificate is given), as PEM strings.
+pub fn self_signed(names: Vec<String>) -> Result<(String, String), PerfError> {
+    let cert =
+        rcgen::generate_simple_self_signed(names).map_err(|e| PerfError::Tls(e.to_string()))?;
+    Ok((cert.cert.pem(), cert.signing_key.serialize_pem()))
+}
+
+/// Parses a PEM certificate chain and key.
+pub fn parse_identity(
+    cert_pem: &str,
+    key_pem: &str,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), PerfError> {
+    use rustls::pki_types::pem::PemObject;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .map_err(|e| PerfError::Tls(format!("certificate: {e}")))?;
+    if chain.is_empty() {
+        return Err(PerfError::Tls(
+            "certificate file holds no certificate".into(),
+        ));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+        .map_err(|e| PerfError::Tls(format!("key: {e}")))?;
+    Ok((chain, key))
+}
+
+// ---- server --------------------------------------------------------------------------------
+
+/// How to run the server.
+pub struct ServerOptions {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Certificate chain and key.
+    pub identity: (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>),
+    /// Congestion controller.
+    pub controller: Arc<dyn ControllerFactory + Send + Sync>,
+    /// Flow-control windows and send buffer, bytes.
+    pub window_bytes: u64,
+    /// Where per-connection logs (JSON lines of cwnd, RTT, bytes) go, if anywhere.
+    pub log_dir: Option<PathBuf>,
+}
+
+/// A running server.
+pub struct Server {
+    endpoint: Endpoint,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// Binds and starts accepting connections (each served on its own task).
+    pub fn start(options: ServerOptions) -> Result<Server, PerfError> {
+        let (chain, key) = options.identity;
+        let mut tls = rustls::ServerConfig::builder_with_provider(provider())
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(|e| PerfError::Tls(e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(|e| PerfError::Tls(e.to_string()))?;
+        tls.alpn_protocols = vec![sim::tls::PERF_ALPN.to_vec()];
+        let crypto = QuicServerConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
+        let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        config.transport_config(Arc::new(transport(
+            options.controller,
+            options.window_bytes,
+        )));
+        let endpoint = Endpoint::server(config, options.listen)
+            .map_err(io(format!("binding {}", options.listen)))?;
+        if let Some(dir) = &options.log_dir {
+            std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+        }
+        let accepting = endpoint.clone();
+        let log_dir = options.log_dir;
+        let task = tokio::spawn(async move {
+            let mut next_id = 0u64;
+            while let Some(incoming) = accepting.accept().await {
+                next_id += 1;
+                let (id, log_dir) = (next_id, log_dir.clone());
+                tokio::spawn(async move {
+                    // A failed or vanished client ends its own task only.
+                    if let Ok(connection) = incoming.await {
+                        serve_connection(connection, id, log_dir).await;
+                    }
+                });
+            }
+        });
+        Ok(Server { endpoint, task })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.endpoint.local_addr()
+    }
+
+    /// Open connections right now.
+    pub fn open_connections(&self) -> usize {
+        self.endpoint.open_connections()
+    }
+
+    /// Closes the endpoint.
+    pub async fn stop(self) {
+        self.endpoint.close(0u32.into(), b"server stopping");
+        self.task.abort();
+        self.endpoint.wait_idle().await;
+    }
+}
+
+#[derive(Serialize)]
+struct LogLine {
+    t_s: f64,
+    cwnd_bytes: u64,
+    rtt_ms: f64,
+    sent_bytes: u64,
+    lost_packets: u64,
+}
+
+async fn serve_connection(connection: quinn::Connection, id: u64, log_dir: Option<PathBuf>) {
+    let logger = log_dir.map(|dir| {
+        let connection = connection.clone();
+        tokio::spawn(async move {
+            let path = dir.join(format!("connection-{id}.jsonl"));
+            let start = Instant::now();
+            let mut lines = String::new();
+            loop {
+                let s = connection.stats();
+                let line = LogLine {
+                    t_s: start.elapsed().as_secs_f64(),
+                    cwnd_bytes: s.path.cwnd,
+                    rtt_ms: s.path.rtt.as_secs_f64() * 1e3,
+                    sent_bytes: s.udp_tx.bytes,
+                    lost_packets: s.path.lost_packets,
+                };
+                lines.push_str(&serde_json::to_string(&line).expect("serializable"));
+                lines.push('\n');
+                let _ = std::fs::write(&path, &lines);
+                if connection.close_reason().is_some() {
+                    break;
+                }
+                tokio::time::sleep(LOG_INTERVAL).await;
+            }
+        })
+    });
+    while let Ok((send, recv)) = connection.accept_bi().await {
+        tokio::spawn(serve_stream(send, recv));
+    }
+    if let Some(logger) = logger {
+        let _ = logger.await;
+    }
+}
+
+async fn serve_stream(mut send: quinn::SendStream, mut recv: quinn::RecvStream) {
+    let mut header = [0u8; 8];
+    if recv.read_exact(&mut header).await.is_err() {
+        return;
+    }
+    let requested = u64::from_be_bytes(header);
+    // Upload: verify in order while the response goes out.
+    let upload = tokio::spawn(async move {
+        let mut offset = 0u64;
+        while let Ok(Some(chunk)) = recv.read_chunk(usize::MAX, true).await {
+            if !pattern::matches(chunk.offset - 8, &chunk.bytes) {
+                return Err(PerfError::Corrupt {
+                    offset: chunk.offset - 8,
+                    len: chunk.bytes.len(),
+                });
+            }
+            offset = chunk.offset - 8 + chunk.bytes.len() as u64;
+        }
+        Ok(offset)
+    });
+    let mut offset = 0u64;
+    while offset < requested {
+        let len = (requested - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
+        if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
+            return;
+        }
+        offset += len as u64;
+    }
+    let _ = send.finish();
+    let _ = upload.await;
+    let _ = send.stopped().await;
+}
+
+// ---- client --------------------------------------------------------------------------------
+
+/// How the client checks the server's certificate.
+pub enum Trust {
+    /// Only certificates chaining to these roots.
+    Roots(Vec<CertificateDer<'static>>),
+    /// Anything (self-signed test peers). Never for real servers.
+    InsecureAcceptAnything,
+}
+
+/// What to fetch.
+pub struct ClientOptions {
+    /// Server (or relay) address.
+    pub server: SocketAddr,
+    /// Name expected in the certificate.
+    pub server_name: String,
+    /// Certificate policy.
+    pub trust: Trust,
+    /// Bytes to download; None for unlimited (bounded by `duration`).
+    pub download_bytes: Option<u64>,
+    /// Bytes to upload.
+    pub upload_bytes: u64,
+    /// Stop after this long (required for unlimited downloads).
+    pub duration: Option<Duration>,
+    /// Congestion controller (for the upload direction).
+    pub controller: Arc<dyn ControllerFactory + Send + Sync>,
+    /// Flow-control windows, bytes.
+    pub window_bytes: u64,
+    /// Sizes whose arrival times are reported.
+    pub thresholds: Vec<u64>,
+}
+
+/// What the client measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientReport {
+    /// Server address.
+    pub server: String,
+    /// Handshake duration, s.
+    pub handshake_s: f64,
+    /// Request → first response byte, s.
+    pub time_to_first_byte_s: Option<f64>,
+    /// Request → last byte (or stop), s.
+    pub transfer_s: f64,
+    /// Bytes received in order and verified.
+    pub bytes_received: u64,
+    /// Bytes uploaded.
+    pub bytes_uploaded: u64,
+    /// In-order goodput over the transfer, bit/s.
+    pub goodput_bps: f64,
+    /// Request → each size in order, s.
+    pub time_to_bytes_s: BTreeMap<u64, f64>,
+    /// Whether the whole requested download arrived.
+    pub completed: bool,
+    /// Time series (t since request, bytes in order) at 100 ms, for plots.
+    pub samples: Vec<(f64, u64)>,
+}
+
+#[derive(Debug)]
+struct AcceptAnything(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAnything {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+fn client_config(options: &ClientOptions) -> Result<quinn::ClientConfig, PerfError> {
+    let builder = rustls::ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| PerfError::Tls(e.to_string()))?;
+    let mut tls = match &options.trust {
+        Trust::Roots(roots) => {
+            let mut store = rustls::RootCertStore::empty();
+            for r in roots {
+                store
+                    .add(r.clone())
+                    .map_err(|e| PerfError::Tls(format!("CA certificate: {e}")))?;
+            }
+            builder.with_root_certificates(store).with_no_client_auth()
+        }
+        Trust::InsecureAcceptAnything => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnything(provider())))
+            .with_no_client_auth(),
+    };
+    tls.alpn_protocols = vec![sim::tls::PERF_ALPN.to_vec()];
+    let crypto = QuicClientConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    config.transport_config(Arc::new(transport(
+        options.controller.clone(),
+        options.window_bytes,
+    )));
+    Ok(config)
+}
+
+/// Connects, requests, verifies; `progress` sees the in-order byte count as it grows.
+pub async fn get(
+    options: ClientOptions,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<ClientReport, PerfError> {
+    let bind: SocketAddr = if options.server.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()
+    .expect("valid");
+    let mut endpoint = Endpoint::client(bind).map_err(io("binding the client socket"))?;
+    endpoint.set_default_client_config(client_config(&options)?);
+    let started = Instant::now();
+    let connection = endpoint
+        .connect(options.server, &options.server_name)
+        .map_err(|e| PerfError::Connect(e.to_string()))?
+        .await
+        .map_err(|e| PerfError::Connect(e.to_string()))?;
+    let handshake = started.elapsed();
+    let (mut send, mut recv) = connection
+        .open_bi()
+        .await
+        .map_err(|e| PerfError::Connection(e.to_string()))?;
+    let requested = options.download_bytes.unwrap_or(u64::MAX);
+    let request_at = Instant::now();
+    send.write_chunk(Bytes::copy_from_slice(&requested.to_be_bytes()))
+        .await
+        .map_err(|e| PerfError::Connection(e.to_string()))?;
+    let upload_bytes = options.upload_bytes;
+    let uploader = tokio::spawn(async move {
+        let mut offset = 0u64;
+        while offset < upload_bytes {
+            let len = (upload_bytes - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
+            if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
+                break;
+            }
+            offset += len as u64;
+        }
+        let _ = send.finish();
+        offset
+    });
+    let mut ranges = ReceivedRanges::default();
+    let mut first_byte = None;
+    let mut reached = BTreeMap::new();
+    let mut samples = Vec::new();
+    let mut next_sample = LOG_INTERVAL;
+    let deadline = options.duration.map(|d| request_at + d);
+    let mut completed = false;
+    loop {
+        let read = recv.read_chunk(usize::MAX, false);
+        let chunk = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), read).await {
+                Ok(r) => r,
+                Err(_) => break,
+            },
+            None => read.await,
+        };
+        let chunk = match chunk {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                completed = true;
+                break;
+            }
+            Err(e) => return Err(PerfError::Connection(e.to_string())),
+        };
+        if !pattern::matches(chunk.offset, &chunk.bytes) {
+            return Err(PerfError::Corrupt {
+                offset: chunk.offset,
+                len: chunk.bytes.len(),
+            });
+        }
+        first_byte.get_or_insert_with(|| request_at.elapsed());
+        ranges.insert(chunk.offset, chunk.offset + chunk.bytes.len() as u64);
+        let now = request_at.elapsed();
+        for &t in &options.thresholds {
+            if ranges.prefix() >= t {
+                reached.entry(t).or_insert(now.as_secs_f64());
+            }
+        }
+        while now >= next_sample {
+            samples.push((next_sample.as_secs_f64(), ranges.prefix()));
+            next_sample += LOG_INTERVAL;
+        }
+        progress(ranges.prefix());
+    }
+    let transfer = request_at.elapsed();
+    let uploaded = uploader.await.unwrap_or(0);
+    connection.close(0u32.into(), b"done");
+    endpoint.wait_idle().await;
+    Ok(ClientReport {
+        server: options.server.to_string(),
+        handshake_s: handshake.as_secs_f64(),
+        time_to_first_byte_s: first_byte.map(|d| d.as_secs_f64()),
+        transfer_s: transfer.as_secs_f64(),
+        bytes_received: ranges.prefix(),
+        bytes_uploaded: uploaded,
+        goodput_bps: ranges.prefix() as f64 * 8.0 / transfer.as_secs_f64().max(1e-9),
+        time_to_bytes_s: reached,
+        completed: completed && options.download_bytes.is_some_and(|n| ranges.prefix() == n),
+        samples,
+    })
+}
