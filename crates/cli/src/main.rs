@@ -5,6 +5,7 @@
 
 mod bench;
 mod builtin;
+mod compare;
 mod ideal;
 mod link;
 mod perf;
@@ -47,6 +48,9 @@ enum Command {
     /// Seed 002 Fig. 3–4: Hybla and NewReno's rules on an ideal 1 Gbit/s channel against the
     /// continuous model (eq. 8), for several RTTs.
     Ideal(ideal::IdealArgs),
+    /// Compare two results directories (e.g. simulator vs emulator): differences and an
+    /// overlaid goodput plot.
+    Compare(compare::CompareArgs),
     /// List the built-in scenarios.
     Scenarios,
 }
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::sweep(args),
         Command::Reproduce(args) => reproduce::reproduce(args),
         Command::Ideal(args) => ideal::ideal(args),
+        Command::Compare(args) => compare::compare(args),
         Command::Scenarios => {
             for (name, _) in builtin::SCENARIOS {
                 println!("{name}");

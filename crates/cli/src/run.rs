@@ -45,6 +45,49 @@ pub struct RunArgs {
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Where to run: the simulator (virtual time) or real UDP sockets through the link
+    /// emulator on loopback (real time: a 300 s scenario takes 300 s).
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
+}
+
+/// Execution backend of `satquic run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Virtual time (crate sim).
+    Sim,
+    /// Real time over UDP on loopback (crate emu).
+    Emu,
+}
+
+/// Runs `specs` of `scenario` in real time, one after the other (parallel runs would compete
+/// for the CPU and skew the timing).
+pub fn run_emu(
+    scenario: &Scenario,
+    specs: &[RunSpec],
+    progress: &dyn lab::runner::Progress,
+    cancel: &AtomicBool,
+) -> anyhow::Result<(Vec<lab::runner::CompletedRun>, bool)> {
+    let mut runs = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        let label = lab::plan::run_label(scenario, spec);
+        progress.started(index, &label, spec.seed);
+        let wall = std::time::Instant::now();
+        let result =
+            lab::emu_backend::run(scenario, spec, cancel, &|t| progress.advanced(index, t));
+        progress.finished(index);
+        match result {
+            Ok(outcome) => runs.push(lab::runner::CompletedRun {
+                spec: spec.clone(),
+                label,
+                outcome,
+                wall: wall.elapsed(),
+            }),
+            Err(lab::emu_backend::EmuError::Interrupted) => return Ok((runs, true)),
+            Err(e) => return Err(e).context(format!("scenario {} with {label}", scenario.name)),
+        }
+    }
+    Ok((runs, false))
 }
 
 /// A scenario's TOML text and where it came from (for error messages).
@@ -126,13 +169,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let result = runner::run_all(&scenario, &specs, qlog_root, threads, &bars, &cancel);
-    drop(bars);
-    let (runs, interrupted) = match result {
-        Ok(runs) => (runs, false),
-        Err(RunError::Interrupted { finished }) => (finished, true),
-        Err(e) => return Err(e).context(format!("scenario {}", scenario.name)),
+    let (runs, interrupted) = match args.backend {
+        Backend::Emu => {
+            if args.qlog {
+                bail!("--qlog: not available with --backend emu yet");
+            }
+            run_emu(&scenario, &specs, &bars, &cancel)?
+        }
+        Backend::Sim => {
+            match runner::run_all(&scenario, &specs, qlog_root, threads, &bars, &cancel) {
+                Ok(runs) => (runs, false),
+                Err(RunError::Interrupted { finished }) => (finished, true),
+                Err(e) => return Err(e).context(format!("scenario {}", scenario.name)),
+            }
+        }
     };
+    drop(bars);
     if runs.is_empty() {
         bail!("interrupted before any run finished; nothing written");
     }

@@ -124,10 +124,33 @@ pub struct ServerOptions {
     pub log_dir: Option<PathBuf>,
 }
 
+/// One sample of a server-side connection (the data sender), every 100 ms.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TracePoint {
+    /// Time since the server started.
+    pub t: Duration,
+    /// Congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// Smoothed RTT.
+    pub rtt: Duration,
+    /// UDP bytes sent so far.
+    pub sent_bytes: u64,
+    /// Packets declared lost so far.
+    pub lost_packets: u64,
+    /// Packets sent so far.
+    pub sent_packets: u64,
+    /// Congestion events so far.
+    pub congestion_events: u64,
+}
+
+/// Server-side traces of all connections, in accept order.
+pub type Traces = Arc<std::sync::Mutex<Vec<Vec<TracePoint>>>>;
+
 /// A running server.
 pub struct Server {
     endpoint: Endpoint,
     task: tokio::task::JoinHandle<()>,
+    traces: Traces,
 }
 
 impl Server {
@@ -154,25 +177,42 @@ impl Server {
         }
         let accepting = endpoint.clone();
         let log_dir = options.log_dir;
+        let traces: Traces = Arc::default();
+        let started = Instant::now();
+        let all = traces.clone();
         let task = tokio::spawn(async move {
             let mut next_id = 0u64;
             while let Some(incoming) = accepting.accept().await {
                 next_id += 1;
-                let (id, log_dir) = (next_id, log_dir.clone());
+                let (id, log_dir, all) = (next_id, log_dir.clone(), all.clone());
                 tokio::spawn(async move {
                     // A failed or vanished client ends its own task only.
                     if let Ok(connection) = incoming.await {
-                        serve_connection(connection, id, log_dir).await;
+                        let slot = {
+                            let mut all = all.lock().expect("no poisoning");
+                            all.push(Vec::new());
+                            all.len() - 1
+                        };
+                        serve_connection(connection, id, log_dir, (all, slot, started)).await;
                     }
                 });
             }
         });
-        Ok(Server { endpoint, task })
+        Ok(Server {
+            endpoint,
+            task,
+            traces,
+        })
     }
 
     /// The bound address.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.endpoint.local_addr()
+    }
+
+    /// Server-side traces of every connection so far, in accept order.
+    pub fn traces(&self) -> Vec<Vec<TracePoint>> {
+        self.traces.lock().expect("no poisoning").clone()
     }
 
     /// Open connections right now.
@@ -197,15 +237,31 @@ struct LogLine {
     lost_packets: u64,
 }
 
-async fn serve_connection(connection: quinn::Connection, id: u64, log_dir: Option<PathBuf>) {
-    let logger = log_dir.map(|dir| {
+async fn serve_connection(
+    connection: quinn::Connection,
+    id: u64,
+    log_dir: Option<PathBuf>,
+    (traces, slot, server_start): (Traces, usize, Instant),
+) {
+    let logger = {
         let connection = connection.clone();
         tokio::spawn(async move {
-            let path = dir.join(format!("connection-{id}.jsonl"));
+            use std::io::Write as _;
+            let mut file = log_dir.and_then(|dir| {
+                std::fs::File::create(dir.join(format!("connection-{id}.jsonl"))).ok()
+            });
             let start = Instant::now();
-            let mut lines = String::new();
             loop {
                 let s = connection.stats();
+                traces.lock().expect("no poisoning")[slot].push(TracePoint {
+                    t: server_start.elapsed(),
+                    cwnd_bytes: s.path.cwnd,
+                    rtt: s.path.rtt,
+                    sent_bytes: s.udp_tx.bytes,
+                    lost_packets: s.path.lost_packets,
+                    sent_packets: s.path.sent_packets,
+                    congestion_events: s.path.congestion_events,
+                });
                 let line = LogLine {
                     t_s: start.elapsed().as_secs_f64(),
                     cwnd_bytes: s.path.cwnd,
@@ -213,22 +269,24 @@ async fn serve_connection(connection: quinn::Connection, id: u64, log_dir: Optio
                     sent_bytes: s.udp_tx.bytes,
                     lost_packets: s.path.lost_packets,
                 };
-                lines.push_str(&serde_json::to_string(&line).expect("serializable"));
-                lines.push('\n');
-                let _ = std::fs::write(&path, &lines);
+                if let Some(file) = &mut file {
+                    let _ = writeln!(
+                        file,
+                        "{}",
+                        serde_json::to_string(&line).expect("serializable")
+                    );
+                }
                 if connection.close_reason().is_some() {
                     break;
                 }
                 tokio::time::sleep(LOG_INTERVAL).await;
             }
         })
-    });
+    };
     while let Ok((send, recv)) = connection.accept_bi().await {
         tokio::spawn(serve_stream(send, recv));
     }
-    if let Some(logger) = logger {
-        let _ = logger.await;
-    }
+    let _ = logger.await;
 }
 
 async fn serve_stream(mut send: quinn::SendStream, mut recv: quinn::RecvStream) {

@@ -7,6 +7,7 @@
 //! [`table::render`]. [`units`] parses `"10Mbit"`, `"250ms"`, `"100MB"`, `"1%"`, `"1bdp"`.
 
 pub mod controllers;
+pub mod emu_backend;
 pub mod experiments;
 pub mod output;
 pub mod plan;
