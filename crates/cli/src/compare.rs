@@ -48,8 +48,11 @@ fn results(dir: &Path) -> anyhow::Result<Results> {
     Ok(out)
 }
 
+/// (cc, flow) → [(t, goodput Mbit/s)].
+type Curves = BTreeMap<(String, String), Vec<(f64, f64)>>;
+
 /// (cc, flow) → (t, goodput Mbit/s), first seed only.
-fn series(dir: &Path) -> anyhow::Result<BTreeMap<(String, String), Vec<(f64, f64)>>> {
+fn series(dir: &Path) -> anyhow::Result<Curves> {
     let path = dir.join("timeseries.csv");
     let mut reader =
         csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
@@ -67,7 +70,7 @@ fn series(dir: &Path) -> anyhow::Result<BTreeMap<(String, String), Vec<(f64, f64
         col("goodput_bps")?,
         col("run")?,
     );
-    let mut out: BTreeMap<(String, String), Vec<(f64, f64)>> = BTreeMap::new();
+    let mut out = Curves::new();
     let mut first_run_of: BTreeMap<String, String> = BTreeMap::new();
     for record in reader.records() {
         let r = record?;
