@@ -28,6 +28,8 @@ use netsim::{IP_UDP_HEADER_BYTES, Link, LinkConfig, LinkStats};
 const MAX_DATAGRAM_BYTES: usize = 65_535;
 /// Packets that may wait between the receivers and the scheduler.
 const HANDOFF_CAPACITY: usize = 65_536;
+/// Bytes that may wait between the receivers and the scheduler (whatever the packet sizes).
+const HANDOFF_BYTES: u64 = 32 << 20;
 /// Clients tracked at once; more are refused (and counted).
 pub const MAX_CLIENTS: usize = 1024;
 /// A client silent this long is forgotten (its upstream socket closed).
@@ -84,6 +86,7 @@ struct Client {
 
 struct Shared {
     stop: AtomicBool,
+    handoff_bytes: AtomicU64,
     overload_drops: AtomicU64,
     clients_seen: AtomicU64,
     stats: Mutex<(LinkStats, LinkStats, Histogram<u64>)>,
@@ -125,6 +128,7 @@ impl Relay {
         let local = listen.local_addr()?;
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
+            handoff_bytes: AtomicU64::new(0),
             overload_drops: AtomicU64::new(0),
             clients_seen: AtomicU64::new(0),
             stats: Mutex::new((
@@ -197,9 +201,16 @@ impl Drop for Relay {
 }
 
 fn hand_off(tx: &SyncSender<Packet>, packet: Packet, shared: &Shared) {
+    let len = packet.data.len() as u64;
+    if shared.handoff_bytes.fetch_add(len, Ordering::Relaxed) + len > HANDOFF_BYTES {
+        shared.handoff_bytes.fetch_sub(len, Ordering::Relaxed);
+        shared.overload_drops.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     match tx.try_send(packet) {
         Ok(()) => {}
         Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+            shared.handoff_bytes.fetch_sub(len, Ordering::Relaxed);
             shared.overload_drops.fetch_add(1, Ordering::Relaxed);
         }
     }
