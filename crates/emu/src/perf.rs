@@ -295,19 +295,16 @@ async fn serve_stream(mut send: quinn::SendStream, mut recv: quinn::RecvStream) 
         return;
     }
     let requested = u64::from_be_bytes(header);
-    // Upload: verify in order while the response goes out.
+    // Upload: verify in order while the response goes out. A peer whose upload is not the
+    // satquic pattern (another perf implementation) is still drained and answered; the mismatch
+    // only ends verification.
     let upload = tokio::spawn(async move {
-        let mut offset = 0u64;
+        let (mut received, mut ours) = (0u64, true);
         while let Ok(Some(chunk)) = recv.read_chunk(usize::MAX, true).await {
-            if !pattern::matches(chunk.offset - 8, &chunk.bytes) {
-                return Err(PerfError::Corrupt {
-                    offset: chunk.offset - 8,
-                    len: chunk.bytes.len(),
-                });
-            }
-            offset = chunk.offset - 8 + chunk.bytes.len() as u64;
+            ours = ours && pattern::matches(chunk.offset - 8, &chunk.bytes);
+            received = chunk.offset - 8 + chunk.bytes.len() as u64;
         }
-        Ok(offset)
+        (received, ours)
     });
     let mut offset = 0u64;
     while offset < requested {
@@ -352,6 +349,9 @@ pub struct ClientOptions {
     pub window_bytes: u64,
     /// Sizes whose arrival times are reported.
     pub thresholds: Vec<u64>,
+    /// Check every byte against the satquic pattern (false only for other perf servers,
+    /// whose content the protocol leaves open).
+    pub verify: bool,
 }
 
 /// What the client measured.
@@ -375,6 +375,8 @@ pub struct ClientReport {
     pub time_to_bytes_s: BTreeMap<u64, f64>,
     /// Whether the whole requested download arrived.
     pub completed: bool,
+    /// Whether every byte was checked against the pattern (false: counted only).
+    pub verified: bool,
     /// Time series (t since request, bytes in order) at 100 ms, for plots.
     pub samples: Vec<(f64, u64)>,
 }
@@ -523,7 +525,7 @@ pub async fn get(
             }
             Err(e) => return Err(PerfError::Connection(e.to_string())),
         };
-        if !pattern::matches(chunk.offset, &chunk.bytes) {
+        if options.verify && !pattern::matches(chunk.offset, &chunk.bytes) {
             return Err(PerfError::Corrupt {
                 offset: chunk.offset,
                 len: chunk.bytes.len(),
@@ -557,6 +559,7 @@ pub async fn get(
         goodput_bps: ranges.prefix() as f64 * 8.0 / transfer.as_secs_f64().max(1e-9),
         time_to_bytes_s: reached,
         completed: completed && options.download_bytes.is_some_and(|n| ranges.prefix() == n),
+        verified: options.verify,
         samples,
     })
 }

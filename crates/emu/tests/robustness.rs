@@ -80,6 +80,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         controller: Arc::new(NewRenoConfig::default()),
         window_bytes: 8 << 20,
         thresholds: vec![],
+        verify: true,
     };
     let rss_before = rss_bytes();
 

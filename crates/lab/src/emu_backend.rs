@@ -133,6 +133,7 @@ pub fn run(
                 controller: controller.factory.clone(),
                 window_bytes: WINDOW_BYTES,
                 thresholds: scenario.time_to_bytes.clone(),
+                verify: true,
             };
             let start = flow.start;
             tasks.push(tokio::spawn(async move {
