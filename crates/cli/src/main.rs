@@ -8,6 +8,7 @@ mod builtin;
 mod compare;
 mod ideal;
 mod link;
+mod netns;
 mod perf;
 mod progress;
 mod reproduce;
@@ -40,6 +41,9 @@ enum Command {
     Get(perf::GetArgs),
     /// Relay UDP between clients and a server through an emulated satellite path, in real time.
     Link(link::LinkArgs),
+    /// IP-level mode: two network namespaces joined through the emulated path (needs root),
+    /// for kernel TCP (iperf3) or any other stack; per-flow goodput at the end.
+    Netns(netns::NetnsArgs),
     /// Measure the relay's accuracy (lateness vs the model, achieved vs configured rate).
     LinkBench(link::LinkBenchArgs),
     /// Measure simulation speed (simulated seconds per wall second, datagrams per second)
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
         Command::Link(args) => link::link(args),
+        Command::Netns(args) => netns::netns(args),
         Command::Serve(args) => perf::serve(args),
         Command::Get(args) => perf::get(args),
         Command::LinkBench(args) => link::link_bench(args),

@@ -5,5 +5,6 @@
 //! [`relay::Relay`] admits real datagrams into the same [`netsim::Link`]s the simulator uses.
 
 pub mod accuracy;
+pub mod ipnet;
 pub mod perf;
 pub mod relay;

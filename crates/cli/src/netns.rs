@@ -1,0 +1,187 @@
+//! `satquic netns`: the IP-level mode — two network namespaces joined through the emulated
+//! path, for kernel TCP or any other stack — with per-flow goodput at the end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use emu::ipnet::{self, BUCKET, CLIENT_ADDRESS, Netns, NetnsConfig, SERVER_ADDRESS};
+use lab::plots::{self, Chart, Series};
+use lab::units;
+
+use crate::run::load_scenario;
+
+/// Flags of `satquic netns`.
+#[derive(Debug, Args)]
+pub struct NetnsArgs {
+    /// Take both directions from a scenario (rates, delays, buffers, loss, schedules).
+    #[arg(long, conflicts_with_all = ["rate", "delay"])]
+    pub scenario: Option<String>,
+    /// Server → client rate (and client → server unless --return-rate).
+    #[arg(long, default_value = "10Mbit")]
+    pub rate: String,
+    /// Client → server rate.
+    #[arg(long)]
+    pub return_rate: Option<String>,
+    /// One-way delay of each direction.
+    #[arg(long, default_value = "250ms")]
+    pub delay: String,
+    /// Buffer of each direction.
+    #[arg(long, default_value = "1bdp")]
+    pub queue: String,
+    /// Namespace prefix: PREFIX-client (10.77.0.2) and PREFIX-server (10.77.1.2).
+    #[arg(long, default_value = "sq")]
+    pub prefix: String,
+    /// Stop by itself after this long (else at Ctrl-C).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Where flows.csv and the per-flow goodput plot go.
+    #[arg(long, default_value = "out/netns")]
+    pub out: PathBuf,
+    /// Only delete leftover namespaces of PREFIX (after a crash) and exit.
+    #[arg(long)]
+    pub cleanup: bool,
+}
+
+/// Brings the namespaces up, waits, tears down, writes per-flow results.
+pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
+    if args.cleanup {
+        ipnet::delete(&args.prefix).context("deleting the namespaces")?;
+        println!("deleted {0}-client and {0}-server", args.prefix);
+        return Ok(());
+    }
+    let (forward, return_link, mtu) = match &args.scenario {
+        Some(s) => {
+            let scenario = load_scenario(s, &[])?;
+            (scenario.forward, scenario.return_link, scenario.mtu_bytes)
+        }
+        None => {
+            let rate =
+                units::parse_rate(&args.rate).with_context(|| format!("--rate {:?}", args.rate))?;
+            let return_rate = match &args.return_rate {
+                Some(r) => units::parse_rate(r).with_context(|| format!("--return-rate {r:?}"))?,
+                None => rate,
+            };
+            let delay = units::parse_duration(&args.delay)
+                .with_context(|| format!("--delay {:?}", args.delay))?;
+            let queue = units::parse_queue(&args.queue)
+                .with_context(|| format!("--queue {:?}", args.queue))?;
+            let make = |r| netsim::LinkConfig {
+                queue,
+                ..netsim::LinkConfig::new(r, delay)
+            };
+            (make(rate), make(return_rate), netsim::DEFAULT_MTU_BYTES)
+        }
+    };
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|d| units::parse_duration(d).with_context(|| format!("--duration {d:?}")))
+        .transpose()?;
+    let emulation = Netns::up(NetnsConfig {
+        prefix: args.prefix.clone(),
+        forward,
+        return_link,
+        mtu_bytes: mtu,
+        seed: 1,
+    })
+    .context("setting up the namespaces")?;
+    let p = &args.prefix;
+    eprintln!(
+        "up: {p}-client ({CLIENT_ADDRESS}) <-> emulated path <-> {p}-server ({SERVER_ADDRESS}); for example\n  \
+         ip netns exec {p}-server iperf3 -s\n  ip netns exec {p}-client iperf3 -c {SERVER_ADDRESS} -R -C cubic -t 60\n  \
+         ip netns exec {p}-server satquic serve --listen {SERVER_ADDRESS}:4433 --cert-out /tmp/sq.pem\n  \
+         ip netns exec {p}-client satquic get {SERVER_ADDRESS}:4433 --ca /tmp/sq.pem --server-name localhost --download unlimited --duration 60s\n\
+         {}",
+        if duration.is_some() {
+            ""
+        } else {
+            "Ctrl-C to stop."
+        }
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
+            .context("installing the Ctrl-C handler")?;
+    }
+    let started = Instant::now();
+    while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| started.elapsed() < d) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (forward, back, flows) = emulation.down();
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let csv_path = args.out.join("flows.csv");
+    let mut csv = csv::Writer::from_path(&csv_path)
+        .with_context(|| format!("writing {}", csv_path.display()))?;
+    csv.write_record(["protocol", "server_port", "client_port", "t_s", "bytes"])?;
+    let mut series = Vec::new();
+    println!(
+        "{:<6} {:>11} {:>11} {:>14} {:>12}",
+        "proto", "server port", "client port", "bytes to client", "avg Mbit/s"
+    );
+    for (key, buckets) in &flows {
+        let total: u64 = buckets.iter().sum();
+        if total < 100_000 {
+            continue; // handshakes, DNS, stray packets
+        }
+        let first = buckets.iter().position(|&b| b > 0).unwrap_or(0);
+        let active = (buckets.len() - first) as f64 * BUCKET.as_secs_f64();
+        println!(
+            "{:<6} {:>11} {:>11} {:>14} {:>12.3}",
+            key.protocol,
+            key.server_port,
+            key.client_port,
+            total,
+            total as f64 * 8.0 / active / 1e6
+        );
+        let mut points = Vec::new();
+        for (i, b) in buckets.iter().enumerate() {
+            let t = (i + 1) as f64 * BUCKET.as_secs_f64();
+            csv.write_record([
+                key.protocol.clone(),
+                key.server_port.to_string(),
+                key.client_port.to_string(),
+                format!("{t:.1}"),
+                b.to_string(),
+            ])?;
+            let window = &buckets[i.saturating_sub(9)..=i];
+            points.push((
+                t,
+                window.iter().sum::<u64>() as f64 * 8.0
+                    / (window.len() as f64 * BUCKET.as_secs_f64())
+                    / 1e6,
+            ));
+        }
+        series.push(Series {
+            label: format!(
+                "{} :{} → :{}",
+                key.protocol, key.server_port, key.client_port
+            ),
+            points,
+        });
+    }
+    csv.flush()?;
+    plots::line_chart(
+        &args.out.join("flows"),
+        &Chart {
+            title: "IP-level emulation: goodput per flow towards the client (1 s average)",
+            x_label: "time (s)",
+            y_label: "Mbit/s (IP bytes)",
+            series: &series,
+        },
+    )?;
+    println!(
+        "forward: {} delivered, {} queue drops; return: {} delivered, {} queue drops; wrote {} and flows.png",
+        forward.delivered_packets,
+        forward.queue_drops,
+        back.delivered_packets,
+        back.queue_drops,
+        csv_path.display()
+    );
+    Ok(())
+}
