@@ -97,8 +97,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let options = ServerOptions {
         listen: args.listen,
         identity,
-        controller: controller(&args.cc, &args.cc_params)?,
-        window_bytes: size("--window", &args.window)?,
+        transport: Arc::new(perf::transport(
+            controller(&args.cc, &args.cc_params)?,
+            size("--window", &args.window)?,
+        )),
         log_dir: args.log_dir.clone(),
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -209,8 +211,10 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         download_bytes,
         upload_bytes: size("--upload", &args.upload)?,
         duration,
-        controller: controller(&args.cc, &[])?,
-        window_bytes: size("--window", &args.window)?,
+        transport: Arc::new(perf::transport(
+            controller(&args.cc, &[])?,
+            size("--window", &args.window)?,
+        )),
         thresholds: vec![2_000_000, 10_000_000, 100_000_000],
         verify: !args.no_verify,
     };

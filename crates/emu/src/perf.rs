@@ -116,10 +116,8 @@ pub struct ServerOptions {
     pub listen: SocketAddr,
     /// Certificate chain and key.
     pub identity: (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>),
-    /// Congestion controller.
-    pub controller: Arc<dyn ControllerFactory + Send + Sync>,
-    /// Flow-control windows and send buffer, bytes.
-    pub window_bytes: u64,
+    /// Transport settings (controller, windows, ...), e.g. from [`transport`].
+    pub transport: Arc<TransportConfig>,
     /// Where per-connection logs (JSON lines of cwnd, RTT, bytes) go, if anywhere.
     pub log_dir: Option<PathBuf>,
 }
@@ -166,10 +164,7 @@ impl Server {
         tls.alpn_protocols = vec![sim::tls::PERF_ALPN.to_vec()];
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        config.transport_config(Arc::new(transport(
-            options.controller,
-            options.window_bytes,
-        )));
+        config.transport_config(options.transport);
         let endpoint = Endpoint::server(config, options.listen)
             .map_err(io(format!("binding {}", options.listen)))?;
         if let Some(dir) = &options.log_dir {
@@ -343,10 +338,8 @@ pub struct ClientOptions {
     pub upload_bytes: u64,
     /// Stop after this long (required for unlimited downloads).
     pub duration: Option<Duration>,
-    /// Congestion controller (for the upload direction).
-    pub controller: Arc<dyn ControllerFactory + Send + Sync>,
-    /// Flow-control windows, bytes.
-    pub window_bytes: u64,
+    /// Transport settings (controller for the upload direction, windows, ...).
+    pub transport: Arc<TransportConfig>,
     /// Sizes whose arrival times are reported.
     pub thresholds: Vec<u64>,
     /// Check every byte against the satquic pattern (false only for other perf servers,
@@ -451,10 +444,7 @@ fn client_config(options: &ClientOptions) -> Result<quinn::ClientConfig, PerfErr
     tls.alpn_protocols = vec![sim::tls::PERF_ALPN.to_vec()];
     let crypto = QuicClientConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
-    config.transport_config(Arc::new(transport(
-        options.controller.clone(),
-        options.window_bytes,
-    )));
+    config.transport_config(options.transport.clone());
     Ok(config)
 }
 
@@ -522,6 +512,9 @@ pub async fn get(
             Ok(None) => {
                 completed = true;
                 break;
+            }
+            Err(quinn::ReadError::ConnectionLost(reason)) => {
+                return Err(PerfError::Connection(format!("connection lost: {reason}")));
             }
             Err(e) => return Err(PerfError::Connection(e.to_string())),
         };

@@ -355,6 +355,9 @@ fn schedule(
     let mut admit = |packet: Packet,
                      forward: &mut Link<(usize, Vec<u8>)>,
                      back: &mut Link<(usize, Vec<u8>)>| {
+        shared
+            .handoff_bytes
+            .fetch_sub(packet.data.len() as u64, Ordering::Relaxed);
         // Receivers stamp packets; keep admissions in time order.
         let at = packet.at.max(last_admitted);
         last_admitted = at;

@@ -64,8 +64,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
     let server = Server::start(ServerOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
         identity,
-        controller: Arc::new(NewRenoConfig::default()),
-        window_bytes: 8 << 20,
+        transport: Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 8 << 20)),
         log_dir: None,
     })
     .unwrap();
@@ -77,8 +76,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         download_bytes: download,
         upload_bytes: 0,
         duration: Some(duration),
-        controller: Arc::new(NewRenoConfig::default()),
-        window_bytes: 8 << 20,
+        transport: Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 8 << 20)),
         thresholds: vec![],
         verify: true,
     };
@@ -185,4 +183,47 @@ fn the_relay_drops_and_counts_overload_instead_of_growing() {
         "{unaccounted} packets neither delivered nor dropped"
     );
     assert!(rss_bytes().saturating_sub(rss_before) < 64 << 20);
+}
+
+/// Regression: the relay's hand-off byte budget must be returned as packets move on, or it
+/// drops everything after its first 32 MB.
+#[test]
+fn the_relay_keeps_forwarding_after_more_than_its_handoff_budget() {
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sink.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let link = LinkConfig {
+        queue: QueueLimit::Packets(100_000),
+        ..LinkConfig::new(10_000_000_000, Duration::from_micros(100))
+    };
+    let relay = Relay::start(RelayConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        upstream: sink.local_addr().unwrap(),
+        forward: link.clone(),
+        return_link: link,
+        mtu_bytes: 1500,
+        seed: 1,
+    })
+    .unwrap();
+    let source = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // 48 MB in batches small enough for the sockets, waiting for each batch to come out.
+    let mut received = 0u64;
+    let mut buf = [0u8; 2048];
+    for _ in 0..(48 << 20) / (1400 * 20) {
+        for _ in 0..20 {
+            source.send_to(&[1u8; 1400], relay.local_addr()).unwrap();
+        }
+        for _ in 0..20 {
+            match sink.recv(&mut buf) {
+                Ok(n) => received += n as u64,
+                Err(_) => break,
+            }
+        }
+    }
+    relay.stop();
+    assert!(
+        received > 40 << 20,
+        "only {} MB came through",
+        received >> 20
+    );
 }

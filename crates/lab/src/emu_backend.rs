@@ -7,6 +7,7 @@
 //! per-flow access delays, repeated downloads.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -37,9 +38,6 @@ pub enum EmuError {
     #[error("interrupted")]
     Interrupted,
 }
-
-/// Flow-control windows for real-time runs: generous for every shipped scenario.
-const WINDOW_BYTES: u64 = 256_000_000;
 
 fn check_supported(scenario: &Scenario, spec: &RunSpec) -> Result<String, EmuError> {
     for (i, f) in scenario.flows.iter().enumerate() {
@@ -97,11 +95,13 @@ pub fn run(
     let identity = perf::parse_identity(&cert, &key)?;
     let roots = identity.0.clone();
     runtime.block_on(async {
+        // The simulator's transport settings (satellite preset + scenario overrides), so the
+        // two backends differ only in their clocks and sockets.
+        let settings = crate::plan::transport_settings(scenario, 0);
         let server = Server::start(ServerOptions {
             listen: "127.0.0.1:0".parse().expect("valid"),
             identity,
-            controller: controller.factory.clone(),
-            window_bytes: WINDOW_BYTES,
+            transport: Arc::new(settings.to_quinn(true, controller.factory.clone())),
             log_dir: None,
         })?;
         let relay = Relay::start(RelayConfig {
@@ -130,8 +130,7 @@ pub fn run(
                         .unwrap_or(scenario.duration)
                         .saturating_sub(flow.start),
                 ),
-                controller: controller.factory.clone(),
-                window_bytes: WINDOW_BYTES,
+                transport: Arc::new(settings.to_quinn(false, controller.factory.clone())),
                 thresholds: scenario.time_to_bytes.clone(),
                 verify: true,
             };
