@@ -139,12 +139,27 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         );
     }
     let (sa, sb) = (series(&args.a)?, series(&args.b)?);
+    // Legends show what differs: "thesis-geo-sim" vs "thesis-geo-emu" → "sim", "emu".
+    let common_prefix = la
+        .chars()
+        .zip(lb.chars())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let short = |l: &str| {
+        let rest: String = l.chars().skip(common_prefix).collect();
+        if rest.is_empty() {
+            l.to_owned()
+        } else {
+            rest.trim_start_matches(['-', '_', '.']).to_owned()
+        }
+    };
+    let (na, nb) = (short(&la), short(&lb));
     let mut lines = Vec::new();
     for key in &common {
-        for (name, s) in [(&la, &sa), (&lb, &sb)] {
+        for (name, s) in [(&na, &sa), (&nb, &sb)] {
             if let Some(points) = s.get(key) {
                 lines.push(Series {
-                    label: format!("{} {} ({name})", key.0, key.1),
+                    label: format!("{name}: {} {}", key.0, key.1),
                     points: points.clone(),
                 });
             }
