@@ -14,18 +14,9 @@ use netsim::{LinkConfig, LossModel};
 
 use crate::run::load_scenario;
 
-/// Flags of `satquic link`.
+/// A symmetric path from flags (`link`, `netns`), when no scenario file is given.
 #[derive(Debug, Args)]
-pub struct LinkArgs {
-    /// Address clients send to.
-    #[arg(long)]
-    pub listen: SocketAddr,
-    /// The server the relay forwards to.
-    #[arg(long)]
-    pub to: SocketAddr,
-    /// Take both directions (rates, delays, buffers, loss, schedules) from a scenario.
-    #[arg(long, conflicts_with_all = ["rate", "delay"])]
-    pub scenario: Option<String>,
+pub struct PathFlags {
     /// Server → client rate (and client → server unless --return-rate).
     #[arg(long, default_value = "10Mbit")]
     pub rate: String,
@@ -41,37 +32,59 @@ pub struct LinkArgs {
     /// Bernoulli loss of each direction ("0.01%").
     #[arg(long)]
     pub loss: Option<String>,
+}
+
+impl PathFlags {
+    /// (forward, return) links, each checked, errors naming the flag.
+    pub fn links(&self) -> anyhow::Result<(LinkConfig, LinkConfig)> {
+        let rate =
+            units::parse_rate(&self.rate).with_context(|| format!("--rate {:?}", self.rate))?;
+        let return_rate = match &self.return_rate {
+            Some(r) => units::parse_rate(r).with_context(|| format!("--return-rate {r:?}"))?,
+            None => rate,
+        };
+        let delay = units::parse_duration(&self.delay)
+            .with_context(|| format!("--delay {:?}", self.delay))?;
+        let queue =
+            units::parse_queue(&self.queue).with_context(|| format!("--queue {:?}", self.queue))?;
+        let loss = match &self.loss {
+            Some(l) => LossModel::Bernoulli {
+                probability: units::parse_probability(l)
+                    .with_context(|| format!("--loss {l:?}"))?,
+            },
+            None => LossModel::None,
+        };
+        let make = |rate_bps: u64, flag: &str| -> anyhow::Result<LinkConfig> {
+            let config = LinkConfig {
+                queue,
+                loss,
+                ..LinkConfig::new(rate_bps, delay)
+            };
+            config.validate(flag)?;
+            Ok(config)
+        };
+        Ok((make(rate, "forward")?, make(return_rate, "return")?))
+    }
+}
+
+/// Flags of `satquic link`.
+#[derive(Debug, Args)]
+pub struct LinkArgs {
+    /// Address clients send to.
+    #[arg(long)]
+    pub listen: SocketAddr,
+    /// The server the relay forwards to.
+    #[arg(long)]
+    pub to: SocketAddr,
+    /// Take both directions (rates, delays, buffers, loss, schedules) from a scenario.
+    #[arg(long, conflicts_with_all = ["rate", "delay"])]
+    pub scenario: Option<String>,
+    /// The path, when no scenario is given.
+    #[command(flatten)]
+    pub path: PathFlags,
     /// Seed of the loss randomness.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-}
-
-fn link_from_flags(args: &LinkArgs) -> anyhow::Result<(LinkConfig, LinkConfig)> {
-    let rate = units::parse_rate(&args.rate).with_context(|| format!("--rate {:?}", args.rate))?;
-    let return_rate = match &args.return_rate {
-        Some(r) => units::parse_rate(r).with_context(|| format!("--return-rate {r:?}"))?,
-        None => rate,
-    };
-    let delay =
-        units::parse_duration(&args.delay).with_context(|| format!("--delay {:?}", args.delay))?;
-    let queue =
-        units::parse_queue(&args.queue).with_context(|| format!("--queue {:?}", args.queue))?;
-    let loss = match &args.loss {
-        Some(l) => LossModel::Bernoulli {
-            probability: units::parse_probability(l).with_context(|| format!("--loss {l:?}"))?,
-        },
-        None => LossModel::None,
-    };
-    let make = |rate_bps: u64, flag: &str| -> anyhow::Result<LinkConfig> {
-        let config = LinkConfig {
-            queue,
-            loss,
-            ..LinkConfig::new(rate_bps, delay)
-        };
-        config.validate(flag)?;
-        Ok(config)
-    };
-    Ok((make(rate, "--rate")?, make(return_rate, "--return-rate")?))
 }
 
 /// Runs the relay until Ctrl-C.
@@ -82,7 +95,7 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
             (scenario.forward, scenario.return_link, scenario.mtu_bytes)
         }
         None => {
-            let (f, r) = link_from_flags(&args)?;
+            let (f, r) = args.path.links()?;
             (f, r, netsim::DEFAULT_MTU_BYTES)
         }
     };

@@ -12,6 +12,7 @@ use emu::ipnet::{self, BUCKET, CLIENT_ADDRESS, Netns, NetnsConfig, SERVER_ADDRES
 use lab::plots::{self, Chart, Series};
 use lab::units;
 
+use crate::link::PathFlags;
 use crate::run::load_scenario;
 
 /// Flags of `satquic netns`.
@@ -20,18 +21,9 @@ pub struct NetnsArgs {
     /// Take both directions from a scenario (rates, delays, buffers, loss, schedules).
     #[arg(long, conflicts_with_all = ["rate", "delay"])]
     pub scenario: Option<String>,
-    /// Server → client rate (and client → server unless --return-rate).
-    #[arg(long, default_value = "10Mbit")]
-    pub rate: String,
-    /// Client → server rate.
-    #[arg(long)]
-    pub return_rate: Option<String>,
-    /// One-way delay of each direction.
-    #[arg(long, default_value = "250ms")]
-    pub delay: String,
-    /// Buffer of each direction.
-    #[arg(long, default_value = "1bdp")]
-    pub queue: String,
+    /// The path, when no scenario is given.
+    #[command(flatten)]
+    pub path: PathFlags,
     /// Namespace prefix: PREFIX-client (10.77.0.2) and PREFIX-server (10.77.1.2).
     #[arg(long, default_value = "sq")]
     pub prefix: String,
@@ -59,21 +51,8 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
             (scenario.forward, scenario.return_link, scenario.mtu_bytes)
         }
         None => {
-            let rate =
-                units::parse_rate(&args.rate).with_context(|| format!("--rate {:?}", args.rate))?;
-            let return_rate = match &args.return_rate {
-                Some(r) => units::parse_rate(r).with_context(|| format!("--return-rate {r:?}"))?,
-                None => rate,
-            };
-            let delay = units::parse_duration(&args.delay)
-                .with_context(|| format!("--delay {:?}", args.delay))?;
-            let queue = units::parse_queue(&args.queue)
-                .with_context(|| format!("--queue {:?}", args.queue))?;
-            let make = |r| netsim::LinkConfig {
-                queue,
-                ..netsim::LinkConfig::new(r, delay)
-            };
-            (make(rate), make(return_rate), netsim::DEFAULT_MTU_BYTES)
+            let (f, r) = args.path.links()?;
+            (f, r, netsim::DEFAULT_MTU_BYTES)
         }
     };
     let duration = args

@@ -7,32 +7,30 @@
 
 use std::time::Duration;
 
-/// Minimum of samples over a sliding window.
+/// The extreme (per `keep`) of samples over a sliding window, kept in two half-window buckets.
 #[derive(Debug, Clone)]
-pub struct WindowedMin {
+struct Windowed<T: Copy> {
     window: Duration,
-    /// (bucket start, min) of the previous and the current half-window.
-    previous: Option<Duration>,
-    current: Option<Duration>,
+    previous: Option<T>,
+    current: Option<T>,
     current_start: Duration,
+    keep: fn(T, T) -> T,
 }
 
-impl WindowedMin {
-    /// A filter over `window` (e.g. 10 s, as BBR's min-RTT filter).
-    pub fn new(window: Duration) -> Self {
+impl<T: Copy> Windowed<T> {
+    fn new(window: Duration, keep: fn(T, T) -> T) -> Self {
         Self {
             window,
             previous: None,
             current: None,
             current_start: Duration::ZERO,
+            keep,
         }
     }
 
-    /// Adds a sample taken at `now`.
-    pub fn update(&mut self, now: Duration, sample: Duration) {
-        let half = self.window / 2;
-        if now >= self.current_start + half {
-            // Skipped a whole bucket: the old minimum is out of the window entirely.
+    fn update(&mut self, now: Duration, sample: T) {
+        if now >= self.current_start + self.window / 2 {
+            // A whole skipped bucket means the old extreme is out of the window entirely.
             self.previous = if now >= self.current_start + self.window {
                 None
             } else {
@@ -41,15 +39,57 @@ impl WindowedMin {
             self.current = None;
             self.current_start = now;
         }
-        self.current = Some(self.current.map_or(sample, |m| m.min(sample)));
+        let keep = self.keep;
+        self.current = Some(self.current.map_or(sample, |m| keep(m, sample)));
+    }
+
+    fn get(&self) -> Option<T> {
+        match (self.previous, self.current) {
+            (Some(a), Some(b)) => Some((self.keep)(a, b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Minimum of samples over a sliding window.
+#[derive(Debug, Clone)]
+pub struct WindowedMin(Windowed<Duration>);
+
+impl WindowedMin {
+    /// A filter over `window` (e.g. 10 s, as BBR's min-RTT filter).
+    pub fn new(window: Duration) -> Self {
+        Self(Windowed::new(window, Duration::min))
+    }
+
+    /// Adds a sample taken at `now`.
+    pub fn update(&mut self, now: Duration, sample: Duration) {
+        self.0.update(now, sample);
     }
 
     /// The minimum over the window, if any sample was seen.
     pub fn get(&self) -> Option<Duration> {
-        match (self.previous, self.current) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.0.get()
+    }
+}
+
+/// Maximum of rate samples over a sliding window.
+#[derive(Debug, Clone)]
+pub struct WindowedMax(Windowed<f64>);
+
+impl WindowedMax {
+    /// A filter over `window`.
+    pub fn new(window: Duration) -> Self {
+        Self(Windowed::new(window, f64::max))
+    }
+
+    /// Adds a sample taken at `now`.
+    pub fn update(&mut self, now: Duration, sample: f64) {
+        self.0.update(now, sample);
+    }
+
+    /// The maximum over the window, if any sample was seen.
+    pub fn get(&self) -> Option<f64> {
+        self.0.get()
     }
 }
 
@@ -88,48 +128,5 @@ mod tests {
             f.update(MS(t * 100), sample);
         }
         assert_eq!(f.get(), Some(MS(500)));
-    }
-}
-
-/// Maximum of rate samples over a sliding window (two half-window buckets, as [`WindowedMin`]).
-#[derive(Debug, Clone)]
-pub struct WindowedMax {
-    window: Duration,
-    previous: Option<f64>,
-    current: Option<f64>,
-    current_start: Duration,
-}
-
-impl WindowedMax {
-    /// A filter over `window`.
-    pub fn new(window: Duration) -> Self {
-        Self {
-            window,
-            previous: None,
-            current: None,
-            current_start: Duration::ZERO,
-        }
-    }
-
-    /// Adds a sample taken at `now`.
-    pub fn update(&mut self, now: Duration, sample: f64) {
-        if now >= self.current_start + self.window / 2 {
-            self.previous = if now >= self.current_start + self.window {
-                None
-            } else {
-                self.current
-            };
-            self.current = None;
-            self.current_start = now;
-        }
-        self.current = Some(self.current.map_or(sample, |m| m.max(sample)));
-    }
-
-    /// The maximum over the window, if any sample was seen.
-    pub fn get(&self) -> Option<f64> {
-        match (self.previous, self.current) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        }
     }
 }
