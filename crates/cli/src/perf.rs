@@ -32,7 +32,7 @@ fn controller(
         };
         map.insert(k.trim().to_owned(), value);
     }
-    Ok(lab::controllers::build(name, &map, "--cc")
+    Ok(lab::controllers::build(name, &map, "--cc", None)
         .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?
         .factory)
 }

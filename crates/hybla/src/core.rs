@@ -10,10 +10,17 @@ use std::time::Duration;
 use crate::min_filter::WindowedMin;
 use crate::rate::DeliveryRate;
 
-/// A loss is "rare" — likely random, not congestion — when no congestion event happened in
-/// the previous this-many base RTTs. Random loss on a GEO link (0.01 % PER at 10 Mbit/s: one
-/// loss per ~24 RTTs) is rare; competition and AQM drops recur within a few RTTs.
-pub const RARE_LOSS_RTTS: u32 = 8;
+/// Window growth per round in start-up once the window has reached the path estimate (the
+/// declared or dispersion-measured BDP) without a queue showing: NewReno's doubling. A paced
+/// flight measures nothing beyond its own rate, so this is how start-up keeps probing; a
+/// doubling overshoots by at most ≈ 0.44 BDP before the queue signal returns, one RTT later.
+pub const STARTUP_GAIN_PER_ROUND: f64 = 2.0;
+
+/// The loss floor is this fraction of the last round's pipe. Below 1 so that every
+/// reduction empties the queue for a moment: a queue that stood longer than the base-RTT
+/// window inflates the base RTT, hence the pipe estimate, hence the floor, and would then
+/// sustain itself; 10 % below lets the next RTT samples see the empty path again.
+pub const LOSS_FLOOR_FRACTION: f64 = 0.9;
 
 /// Upper bound of the window, bytes: far beyond any path (2⁴⁸ B = 256 TiB), low enough that
 /// no later arithmetic overflows even at ρ = 40 and beyond.
@@ -49,10 +56,16 @@ pub enum Growth {
     /// pipe is full, extra window only fills the queue, and the reference connection Hybla
     /// emulates (RTT0) fills it at 1 MSS per RTT0 = ρ MSS per our RTT. Growing at that pace
     /// above the pipe keeps the overshoot at ρ packets, as for NewReno at RTT0, while below
-    /// the pipe the window refills at full Hybla speed. A *rare* loss (none in the previous
-    /// [`RARE_LOSS_RTTS`] base RTTs) reduces the window to max(β·W, min(W, pipe)) — a random
-    /// loss (0.01 % PER on GEO: one every ~12 s) no longer empties a 500 ms pipe; recurring
-    /// losses (competition, AQM, heavy random loss) halve as the seed says.
+    /// the pipe the window refills at full Hybla speed.
+    ///
+    /// On loss the window goes to max(β·W, min(W, delivery rate of the last round × base
+    /// RTT)) — Westwood+'s rule (Mascolo et al. 2001) with the rate the flow actually got in
+    /// the last round trip. A random loss with no queue leaves W where it was (the last round
+    /// delivered W per RTT), so 1 % loss no longer halves a 600 ms window every round; a loss
+    /// from a full buffer takes W down to its share of the pipe, draining exactly its part
+    /// of the queue. Flows sharing a queue all see the same RTT inflation, so all reduce by
+    /// the same factor base RTT / RTT: multiplicative decrease, equal for all, which keeps
+    /// additive-increase convergence to fair shares.
     PipeAware,
 }
 
@@ -76,6 +89,12 @@ pub struct HyblaParams {
     /// Window of the delivery-rate maximum behind the pipe estimate: how long a rate drop
     /// (a capacity schedule step, a new competitor) takes to show.
     pub rate_window: Duration,
+    /// Bandwidth-delay product of the path as declared by whoever configured it (bytes), if
+    /// known: the start-up target under [`InitialSsthresh::Estimate`], as the thesis's fixed
+    /// INITIAL_SSTHRESH is, without waiting for a measurement. Needed where the measurement
+    /// cannot work: with ACK thinning, one ACK covers a whole 10-packet pacing burst, so
+    /// ACK spacing no longer shows the bottleneck's dispersion.
+    pub declared_bdp_bytes: Option<u64>,
 }
 
 impl Default for HyblaParams {
@@ -89,6 +108,7 @@ impl Default for HyblaParams {
             growth: Growth::PipeAware,
             base_rtt_window: Duration::from_secs(10),
             rate_window: Duration::from_secs(2),
+            declared_bdp_bytes: None,
         }
     }
 }
@@ -116,20 +136,24 @@ pub struct Hybla {
     base_rtt: WindowedMin,
     /// Smallest RTT sample of the current ACK frame (the freshest queue-delay reading).
     frame_min_rtt: Option<Duration>,
+    /// Latest send time among the packets of the current ACK frame.
+    frame_newest_sent: Duration,
+    /// When the window first reached the start-up target.
+    reached_target_at: Option<Duration>,
     /// Queueing delay measured at the end of the last ACK frame.
     queue_delay: Duration,
     recovery_start: Option<Duration>,
     loss_seen: bool,
     /// Delivery rate over the last rounds: the start-up ssthresh and the pipe estimate.
     rate: DeliveryRate,
-    /// Whether ssthresh still comes from the start-up estimate (no loss yet, `Estimate`).
+    /// In start-up (`Estimate` only): ssthresh unset until a queue or a loss shows the pipe.
     estimating_ssthresh: bool,
+    /// Start-up target: the declared BDP, raised by the dispersion estimate of the first flights.
+    startup_target_bytes: Option<u64>,
     /// Last time a queue was seen at the bottleneck (the pipe estimate is then a ceiling).
     saturated_at: Option<Duration>,
     /// Time of the latest ACK.
     now: Duration,
-    /// When the previous congestion event started.
-    last_congestion: Option<Duration>,
 }
 
 impl Hybla {
@@ -143,9 +167,9 @@ impl Hybla {
         };
         Self {
             estimating_ssthresh: params.initial_ssthresh == InitialSsthresh::Estimate,
+            startup_target_bytes: params.declared_bdp_bytes,
             saturated_at: None,
             now: Duration::ZERO,
-            last_congestion: None,
             rate: DeliveryRate::new(params.rate_window),
             cwnd_bytes: params.initial_window_bytes.max(2 * mss_bytes),
             base_rtt: WindowedMin::new(params.base_rtt_window),
@@ -156,6 +180,8 @@ impl Hybla {
             rho: 1.0,
             rho_known: false,
             frame_min_rtt: None,
+            frame_newest_sent: Duration::ZERO,
+            reached_target_at: None,
             queue_delay: Duration::ZERO,
             recovery_start: None,
             loss_seen: false,
@@ -170,6 +196,12 @@ impl Hybla {
     /// Slow-start threshold, bytes (`u64::MAX` while unset).
     pub fn ssthresh(&self) -> u64 {
         self.ssthresh_bytes
+    }
+
+    /// Start-up target (the declared or measured BDP), bytes, while in start-up.
+    pub fn startup_target(&self) -> Option<u64> {
+        self.startup_target_bytes
+            .filter(|_| self.estimating_ssthresh)
     }
 
     /// Current ρ = max(1, base RTT / RTT0); 1 until the first RTT sample.
@@ -223,6 +255,7 @@ impl Hybla {
         if let Some(sample) = now.checked_sub(sent) {
             self.base_rtt.update(now, sample);
             self.frame_min_rtt = Some(self.frame_min_rtt.map_or(sample, |m| m.min(sample)));
+            self.frame_newest_sent = self.frame_newest_sent.max(sent);
             self.update_rho();
         }
         self.rate.on_ack(sent, bytes);
@@ -236,6 +269,7 @@ impl Hybla {
 
     /// End of one ACK frame: queue-delay reading and the start-up bandwidth estimate.
     pub fn on_end_acks(&mut self, now: Duration) {
+        let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
             self.queue_delay = sample.saturating_sub(base);
             // A queue of more than 2 % of the base RTT (at least 2 ms, above ACK-delay noise)
@@ -243,22 +277,39 @@ impl Hybla {
             // our share of it), not just cwnd / RTT.
             if self.queue_delay >= (base / 50).max(Duration::from_millis(2)) {
                 self.saturated_at = Some(now);
+                queue_now = true;
             }
         }
-        self.rate.on_end_acks(now, self.mss_bytes);
-        if !self.estimating_ssthresh || self.phase() != Phase::SlowStart {
+        let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        self.rate.on_end_acks(now, self.mss_bytes, horizon);
+        if !self.estimating_ssthresh {
             return;
         }
-        let mss = self.mss_bytes;
+        // Only packets sent after the window reached the target can show a queue of ours:
+        // before that we sent less than the estimate (a queue then is pacing bursts or
+        // another flow's).
+        let probing = self
+            .reached_target_at
+            .is_some_and(|t| self.frame_newest_sent > t);
+        if queue_now && probing {
+            // Start-up ends at the first queue: W ← min(W, pipe) drains the overshoot, and
+            // congestion avoidance starts from the pipe (BBR's drain, Hybla's ssthresh).
+            if let Some(pipe) = self.pipe_bytes() {
+                self.estimating_ssthresh = false;
+                self.cwnd_bytes = self
+                    .cwnd_bytes
+                    .min(pipe.max(self.minimum_window()))
+                    .max(self.minimum_window());
+                self.ssthresh_bytes = self.cwnd_bytes;
+                self.carry_bytes = 0.0;
+            }
+            return;
+        }
         if let Some(bdp) = self.pipe_bytes() {
-            // ssthresh = estimated BDP = bottleneck rate × propagation RTT; later rounds may
-            // only raise it (a paced first flight under-reads the bottleneck).
-            let bdp = bdp.max(2 * mss);
-            self.ssthresh_bytes = if self.ssthresh_bytes == u64::MAX {
-                bdp
-            } else {
-                self.ssthresh_bytes.max(bdp)
-            };
+            // Target = estimated BDP = bottleneck rate × propagation RTT (seed 002 §3.3.1);
+            // later rounds may only raise it (a paced first flight under-reads the bottleneck).
+            let bdp = bdp.max(2 * self.mss_bytes);
+            self.startup_target_bytes = Some(self.startup_target_bytes.map_or(bdp, |t| t.max(bdp)));
         }
     }
 
@@ -276,21 +327,15 @@ impl Hybla {
         let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_this_recovery {
             self.recovery_start = Some(now);
-            let previous = self.last_congestion.replace(now);
             // W ← β·W (Reno's halving, β = 0.5).
             let mut reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
-            let rare = previous.is_none_or(|last| {
-                let base = self.base_rtt.get().unwrap_or_default();
-                now.saturating_sub(last) >= base * RARE_LOSS_RTTS
-            });
             if self.params.growth == Growth::PipeAware
-                && rare
-                && let Some(pipe) = self.pipe_bytes()
+                && let Some(pipe) = self.recent_pipe_bytes()
             {
-                // Westwood+ (Mascolo et al. 2001): never below the measured pipe, so a random
-                // loss does not empty a 500 ms pipe; a congestion loss with a full buffer still
-                // drains the whole queue (W = pipe + buffer → pipe).
-                reduced = reduced.max(pipe.min(self.cwnd_bytes));
+                // Westwood+ with the last round's delivery rate ([`Growth::PipeAware`]): a
+                // random loss keeps the window, a full buffer is drained to this flow's share.
+                let floor = (pipe as f64 * LOSS_FLOOR_FRACTION) as u64;
+                reduced = reduced.max(floor.min(self.cwnd_bytes));
             }
             self.cwnd_bytes = reduced.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
@@ -322,6 +367,13 @@ impl Hybla {
             }
         }
         self.cwnd_bytes = self.cwnd_bytes.max(self.minimum_window());
+    }
+
+    /// What the flow got in the last round trip: recent delivery rate × base RTT, bytes.
+    pub fn recent_pipe_bytes(&self) -> Option<u64> {
+        let rate = self.rate.recent_rate_bytes_per_s()?;
+        let base = self.base_rtt.get()?;
+        Some((rate * base.as_secs_f64()) as u64)
     }
 
     /// Estimated pipe size: the windowed-max delivery rate × the base RTT, bytes.
@@ -357,6 +409,33 @@ impl Hybla {
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }
 
+    /// Start-up under [`InitialSsthresh::Estimate`]: Hybla's slow start up to the target (the
+    /// declared or measured BDP), then [`STARTUP_GAIN_PER_ROUND`] per round until a queue
+    /// shows. Without a target no growth: at ρ = 20 one slow-start ACK would add 2²⁰
+    /// segments (seed 000 §5.3).
+    fn grow_in_startup(&mut self, rho: f64, bytes: u64) {
+        let Some(target) = self.startup_target_bytes else {
+            return;
+        };
+        let hybla_per_byte = 2f64.powf(rho) - 1.0;
+        let probe_per_byte = (STARTUP_GAIN_PER_ROUND - 1.0).min(hybla_per_byte);
+        let mut bytes = bytes as f64;
+        if self.cwnd_bytes < target {
+            // W += 2^ρ − 1 per MSS acknowledged, up to the target; the rest probes.
+            let room = (target - self.cwnd_bytes) as f64 - self.carry_bytes;
+            let hybla_bytes = (room.max(0.0) / hybla_per_byte).min(bytes);
+            self.apply(hybla_bytes * hybla_per_byte);
+            bytes -= hybla_bytes;
+            if self.cwnd_bytes < target {
+                return;
+            }
+        }
+        if self.reached_target_at.is_none() {
+            self.reached_target_at = Some(self.now);
+        }
+        self.apply(bytes * probe_per_byte);
+    }
+
     fn grow(&mut self, bytes: u64) {
         let rho = self.rho;
         if self.phase() == Phase::CongestionAvoidance {
@@ -364,9 +443,8 @@ impl Hybla {
             self.apply(increment);
             return;
         }
-        if self.estimating_ssthresh && self.ssthresh_bytes == u64::MAX {
-            // Waiting for the bandwidth estimate: at ρ = 20 one slow-start ACK would add
-            // 2²⁰ segments (seed 000 §5.3), so no growth until a threshold exists.
+        if self.estimating_ssthresh {
+            self.grow_in_startup(rho, bytes);
             return;
         }
         // Slow start: W += 2^ρ − 1 per MSS acknowledged (eq. 9), in bytes.

@@ -39,7 +39,10 @@ mod min_filter;
 mod quinn;
 mod rate;
 
-pub use crate::core::{Growth, Hybla, HyblaParams, InitialSsthresh, MAX_WINDOW_BYTES, Phase};
+pub use crate::core::{
+    Growth, Hybla, HyblaParams, InitialSsthresh, LOSS_FLOOR_FRACTION, MAX_WINDOW_BYTES, Phase,
+    STARTUP_GAIN_PER_ROUND,
+};
 pub use crate::min_filter::WindowedMin;
 pub use crate::quinn::HyblaConfig;
 pub use crate::rate::DeliveryRate;

@@ -57,6 +57,15 @@ impl HyblaConfig {
         self
     }
 
+    /// The path's bandwidth-delay product as its user knows it (bytes): with the default
+    /// estimated ssthresh, start-up goes straight to it instead of waiting for a measurement
+    /// (which ACK thinning defeats). A wrong value costs one congestion event, as a wrong
+    /// fixed ssthresh does.
+    pub fn declared_bdp(&mut self, bytes: u64) -> &mut Self {
+        self.params.declared_bdp_bytes = Some(bytes);
+        self
+    }
+
     /// The settings as given.
     pub fn params(&self) -> &HyblaParams {
         &self.params

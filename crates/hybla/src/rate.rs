@@ -37,6 +37,9 @@ pub struct DeliveryRate {
     /// The last SPAN_FRAMES frames, oldest first.
     frames: std::collections::VecDeque<Frame>,
     max_rate_bytes_per_s: WindowedMax,
+    /// (ACK time, delivered bytes) checkpoints spanning at least the last `horizon`, oldest
+    /// first: the recent delivery rate behind the loss floor.
+    recent: std::collections::VecDeque<(Duration, u64)>,
 }
 
 impl Default for DeliveryRate {
@@ -53,6 +56,7 @@ impl DeliveryRate {
             newest_sent: Duration::ZERO,
             frames: std::collections::VecDeque::with_capacity(SPAN_FRAMES + 1),
             max_rate_bytes_per_s: WindowedMax::new(window),
+            recent: std::collections::VecDeque::new(),
         }
     }
 
@@ -62,8 +66,14 @@ impl DeliveryRate {
         self.newest_sent = self.newest_sent.max(sent);
     }
 
-    /// Closes one ACK frame at `now`; `mss_bytes` sets the minimum sample size.
-    pub fn on_end_acks(&mut self, now: Duration, mss_bytes: u64) {
+    /// Closes one ACK frame at `now`; `mss_bytes` sets the minimum sample size, `horizon` how
+    /// far back [`Self::recent_rate_bytes_per_s`] looks (one base RTT: the last round).
+    pub fn on_end_acks(&mut self, now: Duration, mss_bytes: u64, horizon: Duration) {
+        self.recent.push_back((now, self.delivered_bytes));
+        // Keep one checkpoint at or beyond the horizon so the span covers it whole.
+        while self.recent.len() > 2 && self.recent[1].0 + horizon <= now {
+            self.recent.pop_front();
+        }
         // The oldest frame that still leaves at least MIN_SAMPLE_PACKETS in the sample.
         let sample = self.frames.iter().find_map(|f| {
             let bytes = self.delivered_bytes - f.delivered_bytes;
@@ -82,6 +92,14 @@ impl DeliveryRate {
             delivered_bytes: self.delivered_bytes,
             newest_sent: self.newest_sent,
         });
+    }
+
+    /// Delivery rate over the last `horizon` (or what has been seen of it), bytes per second:
+    /// what the flow actually got in the last round, not its best moment.
+    pub fn recent_rate_bytes_per_s(&self) -> Option<f64> {
+        let (&(t0, d0), &(t1, d1)) = (self.recent.front()?, self.recent.back()?);
+        let span = t1.checked_sub(t0).filter(|s| !s.is_zero())?;
+        Some((d1 - d0) as f64 / span.as_secs_f64())
     }
 
     /// Highest delivery rate measured within the window, bytes per second.
@@ -105,7 +123,7 @@ mod tests {
             let now = Duration::from_millis(500) + US(1000 * (2 * pair + 2));
             r.on_ack(Duration::ZERO, 1250);
             r.on_ack(Duration::ZERO, 1250);
-            r.on_end_acks(now, 1250);
+            r.on_end_acks(now, 1250, Duration::from_millis(500));
         }
         // 8 packets (10 000 B) over 8 ms = 1.25 MB/s = 10 Mbit/s.
         let rate = r.max_rate_bytes_per_s().unwrap();
@@ -118,9 +136,35 @@ mod tests {
         let mut r = DeliveryRate::default();
         for i in 0..10u64 {
             r.on_ack(US(4000 * i), 1250);
-            r.on_end_acks(Duration::from_millis(500) + US(4000 * i + 1000), 1250);
+            r.on_end_acks(
+                Duration::from_millis(500) + US(4000 * i + 1000),
+                1250,
+                Duration::from_millis(500),
+            );
         }
         let rate = r.max_rate_bytes_per_s().unwrap();
         assert!((rate - 1250.0 / 0.004).abs() < 1.0, "{rate}");
+    }
+
+    #[test]
+    fn recent_rate_covers_the_last_round_only() {
+        // 1 MB/s for 2 s, then 0.25 MB/s for 1 s, one 1000-byte ACK per ms / per 4 ms.
+        let mut r = DeliveryRate::default();
+        let horizon = Duration::from_millis(500);
+        let mut t = Duration::ZERO;
+        for _ in 0..2000 {
+            t += US(1000);
+            r.on_ack(t, 1000);
+            r.on_end_acks(t, 1000, horizon);
+        }
+        assert!((r.recent_rate_bytes_per_s().unwrap() - 1e6).abs() < 1.0);
+        for _ in 0..250 {
+            t += US(4000);
+            r.on_ack(t, 1000);
+            r.on_end_acks(t, 1000, horizon);
+        }
+        assert!((r.recent_rate_bytes_per_s().unwrap() - 0.25e6).abs() < 1.0);
+        // The maximum still remembers the fast period.
+        assert!(r.max_rate_bytes_per_s().unwrap() >= 0.99e6);
     }
 }

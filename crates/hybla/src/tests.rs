@@ -267,10 +267,57 @@ fn estimated_ssthresh_is_the_measured_bdp_and_growth_waits_for_it() {
     // Before the estimate: no growth beyond ρ·IW.
     assert_eq!(windows[0], (10.0 * MSS as f64 * h.rho()).floor() as u64);
     // Estimate: 8 packets / 8 ms = 1 MB/s × 0.502 s ≈ 502 kB.
-    let ssthresh = h.ssthresh();
-    assert!((495_000..=510_000).contains(&ssthresh), "{ssthresh}");
-    // Growth resumed and stopped at the threshold.
-    assert_eq!(h.window(), h.window().max(ssthresh));
+    let target = h.startup_target().unwrap();
+    assert!((495_000..=510_000).contains(&target), "{target}");
+    // Growth resumed and reached the target; ssthresh stays unset until a queue or a loss.
+    assert!(h.window() >= target, "{} < {target}", h.window());
+    assert_eq!(h.ssthresh(), u64::MAX);
+}
+
+#[test]
+fn a_declared_bdp_is_the_start_up_target_without_waiting() {
+    let params = HyblaParams {
+        declared_bdp_bytes: Some(400 * MSS),
+        initial_window_bytes: 10 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    // One ACK frame of the first flight, RTT 500 ms (ρ = 20): Hybla's slow start reaches the
+    // declared BDP at once (2^20 − 1 MSS per MSS), then probes at STARTUP_GAIN_PER_ROUND.
+    h.on_ack(MS(500), Duration::ZERO, MSS, false);
+    h.on_end_acks(MS(500));
+    assert!(h.window() >= 400 * MSS, "{}", h.window());
+    let w = h.window();
+    h.on_ack(MS(501), MS(1), MSS, false);
+    let grown = h.window() - w;
+    assert_eq!(grown, ((STARTUP_GAIN_PER_ROUND - 1.0) * MSS as f64) as u64);
+}
+
+#[test]
+fn start_up_ends_at_the_first_queue_of_its_own_with_the_window_at_the_pipe() {
+    let params = HyblaParams {
+        declared_bdp_bytes: Some(100 * MSS),
+        initial_window_bytes: 10 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    // First flight ACKed with 40 ms of ACK delay: not a queue of ours (sent before the target).
+    h.on_ack(MS(500), Duration::ZERO, MSS, false);
+    h.on_end_acks(MS(500));
+    h.on_ack(MS(540), MS(1), MSS, false);
+    h.on_end_acks(MS(540));
+    assert!(h.startup_target().is_some(), "still in start-up");
+    // Then packets sent after the target was reached, 1 ms apart (1 MB/s), with 50 ms queue.
+    let t0 = MS(600);
+    for i in 0..20u64 {
+        let now = t0 + MS(i);
+        h.on_ack(now + MS(550), now, MSS, false);
+        h.on_end_acks(now + MS(550));
+    }
+    assert!(h.startup_target().is_none(), "start-up over");
+    let pipe = h.pipe_bytes().unwrap();
+    assert!(h.window() <= pipe + 2 * MSS, "{} vs {pipe}", h.window());
+    assert_eq!(h.ssthresh(), h.window().min(h.ssthresh()));
 }
 
 // ---- satquic's pipe-aware extension ------------------------------------------------------------

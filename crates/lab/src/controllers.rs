@@ -86,12 +86,14 @@ fn unit_param<T>(
     })
 }
 
-/// Hybla's parameters: `rtt0` (duration), `initial_ssthresh` ("auto", "none", a size, or
+/// Hybla's parameters: `rtt0` (duration), `initial_ssthresh` ("auto": the declared path BDP
+/// when the run knows its path, else measured; "estimate": measured only; "none"; a size; or
 /// "32seg" for γ segments × ρ), `growth` ("pipe-aware" or "seed"), `initial_window` (size),
 /// `loss_reduction_factor`, `base_rtt_window` (duration).
 fn hybla_config(
     params: &BTreeMap<String, toml::Value>,
     param_field: &dyn Fn(&str) -> String,
+    mut declared_bdp_bytes: Option<u64>,
 ) -> Result<hybla::HyblaConfig, ControllerError> {
     use hybla::{Growth, InitialSsthresh};
     let mut config = hybla::HyblaConfig::default();
@@ -113,7 +115,11 @@ fn hybla_config(
             "initial_ssthresh" => {
                 let text = string_param(&field, value)?;
                 let choice = match text {
-                    "auto" | "estimate" => InitialSsthresh::Estimate,
+                    "auto" => InitialSsthresh::Estimate,
+                    "estimate" => {
+                        declared_bdp_bytes = None;
+                        InitialSsthresh::Estimate
+                    }
                     "none" | "infinite" => InitialSsthresh::Infinite,
                     _ => match text.strip_suffix("seg") {
                         Some(n) => InitialSsthresh::Segments(
@@ -164,14 +170,20 @@ fn hybla_config(
         }
     }
     config.growth(growth);
+    if let Some(bdp) = declared_bdp_bytes {
+        config.declared_bdp(bdp);
+    }
     Ok(config)
 }
 
 /// Builds controller `name` with `params`; `field` is where the name came from (for errors).
+/// `declared_bdp_bytes` is the path's BDP where the caller knows the path (Hybla's start-up
+/// target unless `initial_ssthresh` says otherwise).
 pub fn build(
     name: &str,
     params: &BTreeMap<String, toml::Value>,
     field: &str,
+    declared_bdp_bytes: Option<u64>,
 ) -> Result<Controller, ControllerError> {
     let param_field = |key: &str| format!("{field}_params.{key}");
     let unknown = |key: &str, allowed: &str| ControllerError {
@@ -210,7 +222,7 @@ pub fn build(
             })?;
             Arc::new(config)
         }
-        "hybla" => Arc::new(hybla_config(params, &param_field)?),
+        "hybla" => Arc::new(hybla_config(params, &param_field, declared_bdp_bytes)?),
         other => {
             return Err(ControllerError {
                 field: field.to_owned(),
@@ -235,14 +247,14 @@ mod tests {
     fn known_controllers_build_with_and_without_params() {
         for name in KNOWN_CONTROLLERS {
             assert!(
-                build(name, &BTreeMap::new(), "flow[0].cc").is_ok(),
+                build(name, &BTreeMap::new(), "flow[0].cc", None).is_ok(),
                 "{name}"
             );
             let params = BTreeMap::from([(
                 "initial_window".to_owned(),
                 toml::Value::String("30KB".into()),
             )]);
-            assert!(build(name, &params, "flow[0].cc").is_ok(), "{name}");
+            assert!(build(name, &params, "flow[0].cc", None).is_ok(), "{name}");
         }
     }
 
@@ -251,6 +263,7 @@ mod tests {
             "hybla",
             &BTreeMap::from([(key.to_owned(), value)]),
             "flow[0].cc",
+            None,
         )
     }
 
@@ -286,17 +299,19 @@ mod tests {
 
     #[test]
     fn unknown_names_and_params_name_the_field() {
-        let err = build("vegas", &BTreeMap::new(), "--cc").err().unwrap();
+        let err = build("vegas", &BTreeMap::new(), "--cc", None)
+            .err()
+            .unwrap();
         assert!(
             err.to_string()
                 .starts_with("--cc: unknown congestion controller"),
             "{err}"
         );
         let params = BTreeMap::from([("rtt0".to_owned(), toml::Value::String("25ms".into()))]);
-        let err = build("cubic", &params, "flow[1].cc").err().unwrap();
+        let err = build("cubic", &params, "flow[1].cc", None).err().unwrap();
         assert!(err.to_string().contains("flow[1].cc_params.rtt0"), "{err}");
         let params = BTreeMap::from([("initial_window".to_owned(), toml::Value::Boolean(true))]);
-        let err = build("newreno", &params, "flow[0].cc").err().unwrap();
+        let err = build("newreno", &params, "flow[0].cc", None).err().unwrap();
         assert!(err.to_string().contains("expected a size"), "{err}");
     }
 }

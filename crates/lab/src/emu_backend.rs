@@ -86,7 +86,12 @@ pub fn run(
         } else {
             Default::default()
         };
-    let controller = controllers::build(&cc, &params, "cc")?;
+    let controller = controllers::build(
+        &cc,
+        &params,
+        "cc",
+        Some(crate::plan::declared_bdp_bytes(scenario, 0)),
+    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

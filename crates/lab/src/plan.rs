@@ -56,6 +56,20 @@ pub fn transport_settings(scenario: &Scenario, index: usize) -> TransportSetting
     settings
 }
 
+/// The bandwidth-delay product of the direction flow `index` sends its data in (forward for
+/// downloads, return for upload-only flows) at the flow's base RTT: what the scenario
+/// declares about the path, handed to controllers that can use it (Hybla's start-up target).
+pub fn declared_bdp_bytes(scenario: &Scenario, index: usize) -> u64 {
+    let path = scenario.path_config();
+    let flow = &scenario.flows[index];
+    let link = if flow.download.is_none() && flow.upload_bytes.is_some() {
+        &path.return_link
+    } else {
+        &path.forward
+    };
+    netsim::bdp_bytes(link.rate_bps, path.flow_base_rtt(index))
+}
+
 /// Builds the simulation of `scenario` for `spec`.
 pub fn sim_config(
     scenario: &Scenario,
@@ -75,7 +89,12 @@ pub fn sim_config(
         } else {
             Default::default()
         };
-        let controller = controllers::build(name, &params, &field)?;
+        let controller = controllers::build(
+            name,
+            &params,
+            &field,
+            Some(declared_bdp_bytes(scenario, index)),
+        )?;
         flows.push(FlowConfig {
             name: flow.name.clone(),
             cc: controller.label,

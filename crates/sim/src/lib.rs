@@ -25,7 +25,8 @@ pub use outcome::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
 pub use probe::{ProbeReadings, ProbedFactory};
 pub use ranges::ReceivedRanges;
 pub use transport::{
-    ACK_BUDGET_SHARE, ACK_PACKET_WIRE_BYTES, MAX_ACK_ELICITING_THRESHOLD,
+    ACK_BUDGET_SHARE, ACK_PACKET_WIRE_BYTES, ACK_STALL_WORKAROUND_INITIAL_RTT,
+    ACK_STALL_WORKAROUND_MAX_ACK_DELAY, MAX_ACK_ELICITING_THRESHOLD, MIN_ACKS_PER_BDP,
     QUINN_DEFAULT_INITIAL_RTT, TransportSettings, ack_threshold,
 };
 pub use workload::{Corruption, Download, Exchange, REQUEST_HEADER_BYTES, Workload};

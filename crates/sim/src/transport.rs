@@ -5,22 +5,35 @@
 //! 600 ms RTT, and one ACK per two packets does not fit in a 3 Mbit/s return link carrying a
 //! 250 Mbit/s download. [`TransportSettings::satellite_preset`] sizes the windows from the path.
 //!
-//! ACK frequency is *not* thinned by default, because of a bug in quinn-proto 0.11.19 found here.
+//! ACK thinning is on by default wherever one ACK per two packets would take more than
+//! [`ACK_BUDGET_SHARE`] of the reverse link ([`ack_threshold`]). ACK-only packets are about 62
+//! bytes on the wire: at one ACK per two packets a 3 Mbit/s return link carries ≈ 6 000 ACKs/s,
+//! i.e. at most ≈ 145 Mbit/s of 1500-byte data, whatever the congestion controller does.
+//!
+//! # The quinn-proto 0.11.19 ACK-frequency stall and its workaround
+//!
 //! `Connection::poll_transmit` calls `timers.stop(Timer::MaxAckDelay)` whenever it sends an
-//! ACK in *any* packet-number space. That timer belongs to the Data space only. At the end of
-//! the handshake the client receives the server's first 1-RTT packet (carrying ACK_FREQUENCY),
-//! arms the Data-space timer, then sends its Initial/Handshake ACKs in the same call. That stops
-//! the timer while the Data space still records a pending ack-eliciting packet, so no timer is
-//! armed again until more than k packets arrive. With a requested threshold k > 1 and a first
-//! flight of k packets or fewer, nothing is ACKed until the server's PTO. Measured with the
-//! quinn-proto source patched to log: sat, k = 10, the 7-packet first flight waited 1.5 s;
-//! kuhn-large took 12.8 s for 100 MB instead of 10.7 s, and the whole difference is that
-//! start-up stall. With k = 1 (quinn's default) the next packet forces the ACK. The preset
-//! therefore keeps one ACK per two packets, and scenarios can still request a threshold. The
-//! price is on the most asymmetric paths: ACK-only packets are about 62 bytes on the wire, so a
-//! 3 Mbit/s return link carries about 6 000 ACKs/s, i.e. at most about 145 Mbit/s of 1500-byte
-//! data at one ACK per two packets. kuhn-large and picoquic-sat (250/3) are ACK-clock bound
-//! there, whichever controller runs.
+//! ACK in *any* packet-number space, although that timer belongs to the Data space only. At
+//! the end of the handshake the client receives the server's first 1-RTT packets (carrying
+//! ACK_FREQUENCY), arms the Data-space timer, then sends its Initial/Handshake ACKs in the same
+//! call: the timer is stopped while the Data space still records a pending ack-eliciting
+//! packet, and it is never re-armed (the Data space's `earliest_ack_eliciting_since_last_ack_sent`
+//! is cleared only by a Data ACK). The Handshake ACK also pushes `next_bundled_ack_time` about
+//! one RTT out, so no Data ACK rides on client packets either. With a threshold k > 1 and a
+//! first flight of k packets or fewer, nothing is ACKed until the server's PTO: 1.5 s at 600 ms
+//! (measured with a logging copy of quinn-proto; also present on quinn's main branch).
+//!
+//! The workaround, using only the public API ([`TransportSettings::to_quinn`] applies it on the
+//! endpoint that requests thinning): that endpoint starts with `initial_rtt` =
+//! [`ACK_STALL_WORKAROUND_INITIAL_RTT`] and asks for an explicit `max_ack_delay` of
+//! [`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`]. quinn requests min(max_ack_delay, smoothed RTT), so
+//! the first ACK_FREQUENCY frame asks for 25 ms; after the first real RTT sample the candidate
+//! becomes 40 ms, a change above quinn's 20 % threshold, so quinn sends a second ACK_FREQUENCY.
+//! Its receipt re-arms the peer's timer (at a time already past), and the peer ACKs at once.
+//! Cost: one spurious Handshake PTO on the requesting side (its timers start from 25 ms). On
+//! paths with an RTT below ≈ 30 ms the second frame may never be sent, but there a stall lasts
+//! one PTO of a short RTT and the budget rarely asks for thinning. The regression test
+//! `ack_frequency_stall_after_handshake` pins the behaviour.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +58,20 @@ pub const MAX_ACK_ELICITING_THRESHOLD: u32 = 64;
 /// quinn's default initial RTT, used when neither the preset nor the scenario sets one.
 pub const QUINN_DEFAULT_INITIAL_RTT: Duration = Duration::from_millis(333);
 
+/// Initial RTT of an endpoint that requests ACK thinning: low enough that its first
+/// ACK_FREQUENCY frame asks for less than [`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`] / 1.2, so quinn
+/// sends a second one after the first RTT sample (see the module docs).
+pub const ACK_STALL_WORKAROUND_INITIAL_RTT: Duration = Duration::from_millis(25);
+
+/// `max_ack_delay` requested together with a threshold: above 1.2 × the workaround's initial
+/// RTT, and short next to a satellite RTT (it adds to the sender's PTO and to RTT samples of
+/// flights smaller than the threshold).
+pub const ACK_STALL_WORKAROUND_MAX_ACK_DELAY: Duration = Duration::from_millis(40);
+
+/// At least this many ACKs per base RTT at a full window (BDP): fewer would starve loss
+/// detection and byte-counting growth on paths whose BDP is small next to the budget's k.
+pub const MIN_ACKS_PER_BDP: u64 = 8;
+
 /// Transport parameters of one flow, fully resolved (no "auto" left).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TransportSettings {
@@ -63,7 +90,8 @@ pub struct TransportSettings {
     pub server_ack_eliciting_threshold: Option<u32>,
     /// ACK-eliciting threshold the client requests of the server (upload ACKs), if any.
     pub client_ack_eliciting_threshold: Option<u32>,
-    /// max_ack_delay requested with the thresholds; None keeps the peer's own (25 ms).
+    /// max_ack_delay requested with the thresholds; None asks for
+    /// [`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`] (module docs).
     pub max_ack_delay: Option<Duration>,
 }
 
@@ -73,9 +101,10 @@ impl TransportSettings {
     ///   the flow's base RTT, at least quinn's defaults, so flow control never binds before the
     ///   congestion window does (Hybla's windows may exceed the BDP by the whole buffer);
     /// - datagrams as large as the path MTU allows (MTU − 28), no MTU discovery;
-    /// - ACK frequency: no request (quinn's standard ACK per two packets); scenarios can ask for
-    ///   a threshold explicitly, and [`ack_threshold`] computes the one that keeps ACKs within
-    ///   5 % of the reverse link.
+    /// - ACK frequency: each data direction's receiver is asked to ACK every k + 1 packets, k
+    ///   from [`ack_threshold`] (ACKs within 5 % of the reverse link, k ≤ 64) and at most
+    ///   BDP / [`MIN_ACKS_PER_BDP`] packets; where k = 1 (quinn's default ratio) nothing is
+    ///   requested. The requesting side carries the stall workaround (module docs).
     pub fn satellite_preset(path: &PathConfig, flow: usize) -> Self {
         let rtt = path.flow_base_rtt(flow);
         let window = |forward: &netsim::LinkConfig| -> u64 {
@@ -99,6 +128,16 @@ impl TransportSettings {
         let download_window = window(&path.forward).max(1_250_000);
         let upload_window = window(&path.return_link).max(1_250_000);
         let largest = download_window.max(upload_window);
+        let max_datagram_bytes = u64::from(path.mtu_bytes);
+        let thinning = |data: &netsim::LinkConfig, reverse: &netsim::LinkConfig| {
+            let bdp_packets = bdp_bytes(data.rate_bps, rtt) / max_datagram_bytes;
+            let window_cap = (bdp_packets / MIN_ACKS_PER_BDP).saturating_sub(1);
+            let k = ack_threshold(data.rate_bps, reverse.rate_bps, path.mtu_bytes)
+                .min(u32::try_from(window_cap).unwrap_or(u32::MAX));
+            (k > 1).then_some(k)
+        };
+        let server_ack_eliciting_threshold = thinning(&path.forward, &path.return_link);
+        let client_ack_eliciting_threshold = thinning(&path.return_link, &path.forward);
         Self {
             initial_rtt: QUINN_DEFAULT_INITIAL_RTT,
             stream_receive_window_bytes: largest,
@@ -106,14 +145,17 @@ impl TransportSettings {
             send_window_bytes: largest.max(10_000_000),
             initial_mtu_bytes: (path.mtu_bytes - IP_UDP_HEADER_BYTES).min(u32::from(u16::MAX))
                 as u16,
-            // See the module docs: quinn-proto 0.11.19 stalls with thresholds above 1.
-            server_ack_eliciting_threshold: None,
-            client_ack_eliciting_threshold: None,
-            max_ack_delay: None,
+            server_ack_eliciting_threshold,
+            client_ack_eliciting_threshold,
+            max_ack_delay: (server_ack_eliciting_threshold.is_some()
+                || client_ack_eliciting_threshold.is_some())
+            .then_some(ACK_STALL_WORKAROUND_MAX_ACK_DELAY),
         }
     }
 
-    /// quinn's TransportConfig for one side of the flow.
+    /// quinn's TransportConfig for one side of the flow. The side that requests ACK thinning
+    /// starts from [`ACK_STALL_WORKAROUND_INITIAL_RTT`] unless its initial RTT was set below
+    /// quinn's default explicitly (module docs: the quinn-proto stall).
     pub fn to_quinn(
         &self,
         is_server: bool,
@@ -136,9 +178,15 @@ impl TransportSettings {
             self.client_ack_eliciting_threshold
         };
         if let Some(threshold) = threshold {
+            if self.initial_rtt == QUINN_DEFAULT_INITIAL_RTT {
+                config.initial_rtt(ACK_STALL_WORKAROUND_INITIAL_RTT);
+            }
             let mut ack = AckFrequencyConfig::default();
             ack.ack_eliciting_threshold(VarInt::from_u32(threshold))
-                .max_ack_delay(self.max_ack_delay);
+                .max_ack_delay(Some(
+                    self.max_ack_delay
+                        .unwrap_or(ACK_STALL_WORKAROUND_MAX_ACK_DELAY),
+                ));
             config.ack_frequency_config(Some(ack));
         }
         config
