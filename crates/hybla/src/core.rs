@@ -22,6 +22,11 @@ pub const STARTUP_GAIN_PER_ROUND: f64 = 2.0;
 /// sustain itself; 10 % below lets the next RTT samples see the empty path again.
 pub const LOSS_FLOOR_FRACTION: f64 = 0.9;
 
+/// Above this share of lost bytes in a round, losses count as congestion even with no queue
+/// in sight (a policer drops without queueing). BBRv2 uses 2 %; random loss on satellite
+/// links reaches 1–2 %, so the bar sits higher.
+pub const RANDOM_LOSS_MAX_RATE: f64 = 0.05;
+
 /// Upper bound of the window, bytes: far beyond any path (2⁴⁸ B = 256 TiB), low enough that
 /// no later arithmetic overflows even at ρ = 40 and beyond.
 pub const MAX_WINDOW_BYTES: u64 = 1 << 48;
@@ -138,10 +143,21 @@ pub struct Hybla {
     frame_min_rtt: Option<Duration>,
     /// Latest send time among the packets of the current ACK frame.
     frame_newest_sent: Duration,
+    /// Bytes delivered and lost in the current round (one base RTT) and the loss share of
+    /// the previous round.
+    round_delivered_bytes: u64,
+    round_lost_bytes: u64,
+    round_start: Duration,
+    previous_round_loss_rate: f64,
     /// When the window first reached the start-up target.
     reached_target_at: Option<Duration>,
-    /// Queueing delay measured at the end of the last ACK frame.
+    /// Queueing delay: the smallest RTT sample of the last quarter base RTT − base RTT.
     queue_delay: Duration,
+    /// Minimum of the per-frame RTT samples over the last quarter base RTT. A queue at the
+    /// bottleneck lasts; a single inflated sample is ACK delay (a frame sent by the peer's
+    /// max_ack_delay timer, up to 40 ms with the satellite preset) or jitter on the return
+    /// link, and must not read as congestion.
+    recent_rtt: WindowedMin,
     recovery_start: Option<Duration>,
     loss_seen: bool,
     /// Delivery rate over the last rounds: the start-up ssthresh and the pipe estimate.
@@ -182,7 +198,12 @@ impl Hybla {
             frame_min_rtt: None,
             frame_newest_sent: Duration::ZERO,
             reached_target_at: None,
+            round_delivered_bytes: 0,
+            round_lost_bytes: 0,
+            round_start: Duration::ZERO,
+            previous_round_loss_rate: 0.0,
             queue_delay: Duration::ZERO,
+            recent_rtt: WindowedMin::new(Duration::from_millis(100)),
             recovery_start: None,
             loss_seen: false,
         }
@@ -228,7 +249,7 @@ impl Hybla {
         self.base_rtt.get()
     }
 
-    /// Queueing delay at the last ACK frame (RTT sample − base RTT).
+    /// Queueing delay: smallest RTT sample of the last quarter base RTT − base RTT.
     pub fn queue_delay(&self) -> Duration {
         self.queue_delay
     }
@@ -259,6 +280,7 @@ impl Hybla {
             self.update_rho();
         }
         self.rate.on_ack(sent, bytes);
+        self.round_delivered_bytes += bytes;
         // RFC 9002 §7.3.2: no growth for packets sent before the current recovery started,
         // and none while the application, not the window, limits sending.
         if app_limited || self.recovery_start.is_some_and(|start| sent <= start) {
@@ -271,7 +293,10 @@ impl Hybla {
     pub fn on_end_acks(&mut self, now: Duration) {
         let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
-            self.queue_delay = sample.saturating_sub(base);
+            self.recent_rtt.set_window(base / 4);
+            self.recent_rtt.update(now, sample);
+            let recent = self.recent_rtt.get().unwrap_or(sample);
+            self.queue_delay = recent.saturating_sub(base);
             // A queue of more than 2 % of the base RTT (at least 2 ms, above ACK-delay noise)
             // means the bottleneck is saturated and the delivery rate is its capacity (or
             // our share of it), not just cwnd / RTT.
@@ -281,6 +306,12 @@ impl Hybla {
             }
         }
         let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        if now >= self.round_start + horizon {
+            self.previous_round_loss_rate = self.round_loss_rate();
+            self.round_start = now;
+            self.round_delivered_bytes = 0;
+            self.round_lost_bytes = 0;
+        }
         self.rate.on_end_acks(now, self.mss_bytes, horizon);
         if !self.estimating_ssthresh {
             return;
@@ -324,6 +355,22 @@ impl Hybla {
     ) {
         self.loss_seen = true;
         self.estimating_ssthresh = false;
+        self.round_lost_bytes += _lost_bytes;
+        let loss_rate = self.round_loss_rate().max(self.previous_round_loss_rate);
+        if self.params.growth == Growth::PipeAware
+            && !persistent
+            && _lost_bytes > 0
+            && !self.queue_recently_seen()
+            && loss_rate <= RANDOM_LOSS_MAX_RATE
+        {
+            // A loss with no queue at the bottleneck and a modest loss rate is not
+            // congestion: nothing to drain, so the window stays, and no recovery period
+            // starts, so growth goes on (at 1 % loss a 600 ms window of thousands of packets
+            // has losses every round; halving per round would collapse it, and a recovery
+            // period per round would freeze it). The threshold ends slow start.
+            self.ssthresh_bytes = self.cwnd_bytes;
+            return;
+        }
         let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_this_recovery {
             self.recovery_start = Some(now);
@@ -333,7 +380,7 @@ impl Hybla {
                 && let Some(pipe) = self.recent_pipe_bytes()
             {
                 // Westwood+ with the last round's delivery rate ([`Growth::PipeAware`]): a
-                // random loss keeps the window, a full buffer is drained to this flow's share.
+                // full buffer is drained to (a little below) this flow's share.
                 let floor = (pipe as f64 * LOSS_FLOOR_FRACTION) as u64;
                 reduced = reduced.max(floor.min(self.cwnd_bytes));
             }
@@ -367,6 +414,23 @@ impl Hybla {
             }
         }
         self.cwnd_bytes = self.cwnd_bytes.max(self.minimum_window());
+    }
+
+    fn round_loss_rate(&self) -> f64 {
+        let total = self.round_delivered_bytes + self.round_lost_bytes;
+        if total == 0 {
+            0.0
+        } else {
+            self.round_lost_bytes as f64 / total as f64
+        }
+    }
+
+    /// Whether the bottleneck showed a queue within the last base RTT (the loss that is being
+    /// reported now was sent about that long ago).
+    fn queue_recently_seen(&self) -> bool {
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        self.saturated_at
+            .is_some_and(|t| self.now.saturating_sub(t) <= base)
     }
 
     /// What the flow got in the last round trip: recent delivery rate × base RTT, bytes.

@@ -41,7 +41,7 @@ mod rate;
 
 pub use crate::core::{
     Growth, Hybla, HyblaParams, InitialSsthresh, LOSS_FLOOR_FRACTION, MAX_WINDOW_BYTES, Phase,
-    STARTUP_GAIN_PER_ROUND,
+    RANDOM_LOSS_MAX_RATE, STARTUP_GAIN_PER_ROUND,
 };
 pub use crate::min_filter::WindowedMin;
 pub use crate::quinn::HyblaConfig;

@@ -66,6 +66,12 @@ impl WindowedMin {
         self.0.update(now, sample);
     }
 
+    /// Changes the window (for windows that scale with the RTT); takes effect from the next
+    /// bucket.
+    pub fn set_window(&mut self, window: Duration) {
+        self.0.window = window;
+    }
+
     /// The minimum over the window, if any sample was seen.
     pub fn get(&self) -> Option<Duration> {
         self.0.get()

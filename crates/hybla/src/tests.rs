@@ -333,9 +333,10 @@ fn measured_pipe(queue_ms: u64) -> Hybla {
     let mut h = Hybla::new(params, MSS);
     // Establish the base RTT (500 ms), then a train of ACKs 1 ms apart per MSS (1 MB/s),
     // whose RTT samples carry `queue_ms` of queueing.
+    // (The queue must last more than a quarter of the base RTT to count.)
     let t0 = Duration::from_secs(1);
-    h.on_ack(t0, t0 - MS(500), 0, true);
-    h.on_end_acks(t0);
+    h.on_ack(t0 - MS(200), t0 - MS(700), 0, true);
+    h.on_end_acks(t0 - MS(200));
     for i in 1..=20u64 {
         let now = t0 + MS(i);
         h.on_ack(now, now - MS(500 + queue_ms), MSS, true);
@@ -354,13 +355,12 @@ fn pipe_estimate_is_delivery_rate_times_base_rtt() {
 
 #[test]
 fn above_a_saturated_pipe_growth_is_rho_per_rtt_not_rho_squared() {
+    // ρ·IW = 2 MB is above the 500 kB pipe, and the queue was just seen.
     let mut h = measured_pipe(50);
-    let now = Duration::from_secs(2);
-    // Put the window above the pipe, in congestion avoidance.
-    h.on_congestion_event(now, now, false, 0); // W = max(W/2, pipe) is now ≈ 500 kB
     let w = h.window();
-    assert!(w >= h.pipe_bytes().unwrap(), "floor at the pipe: {w}");
-    h.on_ack(now + MS(600), now + MS(50), MSS, false);
+    assert!(w >= h.pipe_bytes().unwrap());
+    let now = Duration::from_millis(1030);
+    h.on_ack(now, now - MS(550), MSS, false);
     let grown = (h.window() - w) as f64 + h.pending_increment_bytes();
     let expected = 20.0 * MSS as f64 * MSS as f64 / w as f64; // ρ·MSS·bytes/W
     assert!((grown - expected).abs() < 1e-6, "{grown} vs {expected}");
@@ -380,29 +380,60 @@ fn without_a_queue_the_pipe_estimate_is_no_ceiling() {
 }
 
 #[test]
-fn loss_keeps_the_window_at_the_pipe_but_still_drains_a_full_buffer() {
-    let mut h = measured_pipe(50);
-    let pipe = h.pipe_bytes().unwrap();
-    // Grow to pipe + a full 1-BDP buffer, then lose: W → pipe (= max(W/2, pipe)).
-    let now = Duration::from_secs(2);
-    h.on_congestion_event(now, now, false, 0);
-    let mut w = h.window();
-    let mut t = now + MS(600);
-    while w < 2 * pipe {
-        h.on_ack(t, t - MS(550), MSS, false);
-        w = h.window();
-        t += MS(1);
+fn a_congestion_loss_drains_to_just_below_the_last_rounds_pipe() {
+    // β = 0.01 so that the floor, not the halving, decides.
+    let params = HyblaParams {
+        initial_ssthresh: InitialSsthresh::Bytes(100 * MSS),
+        initial_window_bytes: 100 * MSS,
+        loss_reduction_factor: 0.01,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    let t0 = Duration::from_secs(1);
+    h.on_ack(t0 - MS(200), t0 - MS(700), 0, true);
+    h.on_end_acks(t0 - MS(200));
+    for i in 1..=20u64 {
+        let now = t0 + MS(i);
+        h.on_ack(now, now - MS(550), MSS, true);
+        h.on_end_acks(now);
     }
-    h.on_congestion_event(t, t, false, MSS);
-    assert!(
-        h.window() >= pipe && h.window() <= pipe + pipe / 50,
-        "{} vs {pipe}",
-        h.window()
-    );
+    // A loss while the queue (50 ms) is visible: congestion.
+    let recent = h.recent_pipe_bytes().unwrap();
+    let now = t0 + MS(21);
+    h.on_congestion_event(now, now - MS(10), false, MSS);
+    let floor = (recent as f64 * LOSS_FLOOR_FRACTION) as u64;
+    assert_eq!(h.window(), floor.max(h.minimum_window()));
+    assert_eq!(h.ssthresh(), h.window());
     // The seed rules halve regardless.
     let mut seed = Hybla::new(seed_rules(InitialSsthresh::Bytes(MSS * 1000)), MSS);
     seed.set_rho_for_test(20.0);
     let before = seed.window();
-    seed.on_congestion_event(t, t, false, MSS);
+    seed.on_congestion_event(now, now, false, MSS);
     assert_eq!(seed.window(), (before / 2).max(seed.minimum_window()));
+}
+
+#[test]
+fn a_random_loss_with_no_queue_keeps_the_window_and_its_growth() {
+    let mut h = measured_pipe(0);
+    let w = h.window();
+    let now = Duration::from_millis(1030);
+    h.on_congestion_event(now, now - MS(10), false, MSS);
+    assert_eq!(
+        h.window(),
+        w,
+        "no queue, 1 loss in hundreds: not congestion"
+    );
+    // No recovery period: a packet sent before the loss still grows the window.
+    h.on_ack(now + MS(1), now - MS(500), MSS, false);
+    assert!(h.window() > w || h.pending_increment_bytes() > 0.0);
+}
+
+#[test]
+fn heavy_loss_counts_as_congestion_even_without_a_queue() {
+    let mut h = measured_pipe(0);
+    let w = h.window();
+    let now = Duration::from_millis(1030);
+    // 20 kB delivered in this round, 5 kB lost: 20 % > RANDOM_LOSS_MAX_RATE.
+    h.on_congestion_event(now, now - MS(10), false, 5 * MSS);
+    assert!(h.window() < w, "{} vs {w}", h.window());
 }
