@@ -50,6 +50,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/hybla-vs-newreno.toml"),
     ),
     (
+        "hybla-vs-cubic",
+        include_str!("../../../scenarios/hybla-vs-cubic.toml"),
+    ),
+    (
         "leo-to-geo",
         include_str!("../../../scenarios/leo-to-geo.toml"),
     ),

@@ -464,11 +464,16 @@ impl Hybla {
         let recently_saturated = self
             .saturated_at
             .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
+        // The ceiling is what the flow got in the last round if that is less than its best in
+        // the rate window: after a congestion loss with a competitor, refill at ρ per RTT,
+        // not at ρ² up to a share it had before (that takes 3–4× a same-RTT Cubic's share).
+        let ceiling = match (self.pipe_bytes(), self.recent_pipe_bytes()) {
+            (Some(best), Some(recent)) => Some(best.min(recent)),
+            (best, recent) => best.or(recent),
+        };
         let above_pipe = self.params.growth == Growth::PipeAware
             && recently_saturated
-            && self
-                .pipe_bytes()
-                .is_some_and(|pipe| self.cwnd_bytes >= pipe);
+            && ceiling.is_some_and(|pipe| self.cwnd_bytes >= pipe);
         let per_rtt_segments = if above_pipe { rho } else { rho * rho };
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }
