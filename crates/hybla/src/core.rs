@@ -148,7 +148,10 @@ pub struct Hybla {
     round_delivered_bytes: u64,
     round_lost_bytes: u64,
     round_start: Duration,
-    previous_round_loss_rate: f64,
+    previous_round_delivered_bytes: u64,
+    previous_round_lost_bytes: u64,
+    /// When start-up ended (its drain already took the window to the pipe).
+    startup_ended_at: Option<Duration>,
     /// When the window first reached the start-up target.
     reached_target_at: Option<Duration>,
     /// Queueing delay: the smallest RTT sample of the last quarter base RTT − base RTT.
@@ -198,10 +201,12 @@ impl Hybla {
             frame_min_rtt: None,
             frame_newest_sent: Duration::ZERO,
             reached_target_at: None,
+            startup_ended_at: None,
             round_delivered_bytes: 0,
             round_lost_bytes: 0,
             round_start: Duration::ZERO,
-            previous_round_loss_rate: 0.0,
+            previous_round_delivered_bytes: 0,
+            previous_round_lost_bytes: 0,
             queue_delay: Duration::ZERO,
             recent_rtt: WindowedMin::new(Duration::from_millis(100)),
             recovery_start: None,
@@ -307,10 +312,9 @@ impl Hybla {
         }
         let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
         if now >= self.round_start + horizon {
-            self.previous_round_loss_rate = self.round_loss_rate();
             self.round_start = now;
-            self.round_delivered_bytes = 0;
-            self.round_lost_bytes = 0;
+            self.previous_round_delivered_bytes = std::mem::take(&mut self.round_delivered_bytes);
+            self.previous_round_lost_bytes = std::mem::take(&mut self.round_lost_bytes);
         }
         self.rate.on_end_acks(now, self.mss_bytes, horizon);
         if !self.estimating_ssthresh {
@@ -327,6 +331,7 @@ impl Hybla {
             // congestion avoidance starts from the pipe (BBR's drain, Hybla's ssthresh).
             if let Some(pipe) = self.pipe_bytes() {
                 self.estimating_ssthresh = false;
+                self.startup_ended_at = Some(now);
                 self.cwnd_bytes = self
                     .cwnd_bytes
                     .min(pipe.max(self.minimum_window()))
@@ -354,13 +359,22 @@ impl Hybla {
         _lost_bytes: u64,
     ) {
         self.loss_seen = true;
-        self.estimating_ssthresh = false;
+        let was_starting_up = std::mem::replace(&mut self.estimating_ssthresh, false);
         self.round_lost_bytes += _lost_bytes;
-        let loss_rate = self.round_loss_rate().max(self.previous_round_loss_rate);
+        if was_starting_up {
+            self.startup_ended_at = Some(now);
+        }
+        let loss_rate = self.loss_rate();
+        // A packet sent in start-up, or in the round after it while its overshoot drains, met
+        // at most start-up's own queue, which the drain at its end (W ← pipe) has already
+        // answered; reducing again would answer it twice.
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let sent_in_startup =
+            was_starting_up || self.startup_ended_at.is_some_and(|end| sent <= end + base);
         if self.params.growth == Growth::PipeAware
             && !persistent
             && _lost_bytes > 0
-            && !self.queue_recently_seen()
+            && (sent_in_startup || !self.queue_recently_seen())
             && loss_rate <= RANDOM_LOSS_MAX_RATE
         {
             // A loss with no queue at the bottleneck and a modest loss rate is not
@@ -416,12 +430,15 @@ impl Hybla {
         self.cwnd_bytes = self.cwnd_bytes.max(self.minimum_window());
     }
 
-    fn round_loss_rate(&self) -> f64 {
-        let total = self.round_delivered_bytes + self.round_lost_bytes;
+    /// Share of lost bytes over the previous and the current round (so that a round that has
+    /// just begun does not read one loss as 100 %).
+    fn loss_rate(&self) -> f64 {
+        let lost = self.round_lost_bytes + self.previous_round_lost_bytes;
+        let total = lost + self.round_delivered_bytes + self.previous_round_delivered_bytes;
         if total == 0 {
             0.0
         } else {
-            self.round_lost_bytes as f64 / total as f64
+            lost as f64 / total as f64
         }
     }
 
