@@ -369,6 +369,9 @@ fn rtt_grid(ctx: &Context) -> Vec<u64> {
 type RttSweep = Vec<(String, Vec<(u64, RunSummary)>)>;
 
 /// Satellite-flow goodput vs RTT for each controller: (cc, [(rtt ms, summary)]).
+/// Label of Hybla run with the seed's plain growth rules (`cc_params.growth = "seed"`).
+const HYBLA_SEED: &str = "hybla-seed";
+
 fn rtt_sweep(
     ctx: &Context,
     text: &str,
@@ -385,8 +388,16 @@ fn rtt_sweep(
             overrides.extend(duration(ctx, quick_duration));
             // Only the satellite flow's controller changes; the wired flows stay NewReno.
             let mut scenario = load(text, origin, &overrides)?;
-            scenario.flows[0].cc = cc.to_string();
             scenario.flows[0].cc_params.clear();
+            // "hybla-seed": Hybla with the paper's growth rules, for the published figures.
+            if *cc == HYBLA_SEED {
+                scenario.flows[0].cc = "hybla".into();
+                scenario.flows[0]
+                    .cc_params
+                    .insert("growth".into(), toml::Value::String("seed".into()));
+            } else {
+                scenario.flows[0].cc = cc.to_string();
+            }
             scenarios.push(scenario);
         }
     }
@@ -526,7 +537,7 @@ fn paper_linkloss(ctx: &Context) -> Result<Section, ReproduceError> {
         ctx,
         PAPER_LINKLOSS,
         "paper-linkloss",
-        &["newreno", "cubic", "hybla"],
+        &["newreno", "cubic", HYBLA_SEED, "hybla"],
         "60s",
     )?;
     let figure = rtt_plot(
@@ -543,20 +554,27 @@ fn paper_linkloss(ctx: &Context) -> Result<Section, ReproduceError> {
             .map(|(_, r)| r.clone())
             .unwrap_or_default()
     };
-    let (hybla, newreno) = (by("hybla"), by("newreno"));
-    let ratios: Vec<(u64, f64)> = hybla
+    let (seed_rules, newreno, ours) = (by(HYBLA_SEED), by("newreno"), by("hybla"));
+    let ratios: Vec<(u64, f64)> = seed_rules
         .iter()
         .zip(&newreno)
         .filter(|((rtt, _), _)| *rtt > 300)
         .map(|((rtt, h), (_, n))| (*rtt, h.flows[0].goodput_bps / n.flows[0].goodput_bps))
         .collect();
     let min_ratio = ratios.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
-    let hybla_long = hybla.last().map_or(0.0, |(_, s)| s.flows[0].goodput_bps);
+    let seed_long = seed_rules
+        .last()
+        .map_or(0.0, |(_, s)| s.flows[0].goodput_bps);
+    let ours_vs_seed = ours
+        .iter()
+        .zip(&seed_rules)
+        .map(|((_, o), (_, s))| o.flows[0].goodput_bps / s.flows[0].goodput_bps)
+        .fold(f64::INFINITY, f64::min);
     Ok(Section {
         id: "paper-linkloss".into(),
         title: "Goodput vs RTT with 1 % link loss (seed 002 §5.2, Fig. 7)".into(),
         scenario: format!(
-            "One flow, 10 Mbit/s bottleneck with RED (qlen 50, min 5, max 15), uniform PER 1 % in both directions, RTT {:?} ms, {} s per point.",
+            "One flow, 10 Mbit/s bottleneck with RED (qlen 50, min 5, max 15), uniform PER 1 % in both directions, RTT {:?} ms, {} s per point. `hybla-seed` is Hybla with the paper's growth rules (`cc_params.growth = \"seed\"`), the algorithm Fig. 7 measured; `hybla` is satquic's default (loss-tolerant) Hybla.",
             rtt_grid(ctx),
             if ctx.quick { 60 } else { 600 }
         ),
@@ -564,7 +582,7 @@ fn paper_linkloss(ctx: &Context) -> Result<Section, ReproduceError> {
             "For RTT > 300 ms Hybla's goodput is at least 10× NewReno's, about 2–3 Mbit/s (Fig. 7)."
                 .into(),
         measured: format!(
-            "{}\nHybla / NewReno for RTT > 300 ms: {}",
+            "{}\nHybla (seed rules) / NewReno for RTT > 300 ms: {}",
             sweep_table(&sweep),
             ratios
                 .iter()
@@ -574,17 +592,22 @@ fn paper_linkloss(ctx: &Context) -> Result<Section, ReproduceError> {
         ),
         checks: vec![
             check(
-                "Hybla ≥ 10 × NewReno for every RTT > 300 ms",
+                "Hybla (seed rules) ≥ 10 × NewReno for every RTT > 300 ms",
                 format!("min {min_ratio:.1}×"),
                 min_ratio >= 10.0,
             ),
             check(
-                "Hybla at the longest RTT between 1.5 and 4 Mbit/s (published ≈ 2–3)",
-                mbps(hybla_long),
-                (1.5e6..=4e6).contains(&hybla_long),
+                "Hybla (seed rules) at the longest RTT between 1.5 and 4 Mbit/s (published ≈ 2–3)",
+                mbps(seed_long),
+                (1.5e6..=4e6).contains(&seed_long),
+            ),
+            check(
+                "satquic's Hybla ≥ the seed rules at every RTT",
+                format!("min ratio {ours_vs_seed:.2}"),
+                ours_vs_seed >= 1.0,
             ),
         ],
-        notes: String::new(),
+        notes: "satquic's Hybla keeps its window on losses that arrive with no queue at the bottleneck and a loss share under 5 % (random loss), so it is not bound by the paper's halving-per-loss curve; the seed-rules row is the like-for-like reproduction.".into(),
         figures: vec![figure],
     })
 }
@@ -783,8 +806,15 @@ fn kuhn(ctx: &Context) -> Result<Section, ReproduceError> {
                     cell("10MB", objectives[1]),
                     cell("100MB", objectives[2])
                 );
-                if *cc == "hybla" && (*id == "kuhn-medium" || *id == "kuhn-large") && n == 0 {
-                    for (label, objective) in [("2MB", objectives[0]), ("10MB", objectives[1])] {
+                if *cc == "hybla" && n == 0 {
+                    for (label, objective) in [
+                        ("2MB", objectives[0]),
+                        ("10MB", objectives[1]),
+                        ("100MB", objectives[2]),
+                    ] {
+                        if objective.is_none() {
+                            continue;
+                        }
                         let t = exchange.time_to_bytes.get(label);
                         hybla_startup.push(format!("{id} {label}: {}", secs(t)));
                         hybla_startup_ok &= matches!((t, objective), (Some(t), Some(o)) if t <= o);
@@ -796,15 +826,15 @@ fn kuhn(ctx: &Context) -> Result<Section, ReproduceError> {
     Ok(Section {
         id: "kuhn".into(),
         title: "draft-kuhn-quic-4-sat objectives (seed 001)".into(),
-        scenario: "The six draft-kuhn cases (DESIGN.md catalog), RTT 650 ms, 1-BDP buffers, download 100 MB (medium and large: again after 10 s idle); times from request to the first 2 / 10 / 100 MB in order. Transport: satquic's satellite preset (windows from the BDP, one ACK per two packets).".into(),
+        scenario: "The six draft-kuhn cases (DESIGN.md catalog), RTT 650 ms, 1-BDP buffers, download 100 MB (medium and large: again after 10 s idle); times from request to the first 2 / 10 / 100 MB in order. Transport: satquic's satellite preset (windows from the BDP; ACK thinning from the return-link budget: k = 64 on 250/3 and 50/0.5, 5 on 50/10 and 10/2, with the quinn-proto stall workaround).".into(),
         published: "Objectives (time to 2 / 10 / 100 MB): small 3/10/85 s, medium and congested 3/5/20 s, large 3/5/8 s, lossy 3/6/10 s; variable has none. Seed 001 reports that only picoquic client + server met them.".into(),
         measured,
         checks: vec![check(
-            "Hybla meets the 2 MB and 10 MB (start-up) objectives on kuhn-medium and kuhn-large",
+            "Hybla meets every objective (2 / 10 / 100 MB) of every case that has one",
             hybla_startup.join(", "),
             hybla_startup_ok,
         )],
-        notes: "The 250/3 and 50/0.5 Mbit/s cases are bound by the ACK clock of the return link at one ACK per two packets (≈ 145 and 24 Mbit/s); ACK thinning through the ACK-frequency extension is off because of a quinn-proto 0.11.19 bug that stalls the first flight (see crates/sim/src/transport.rs). The 100 MB objectives of those cases are therefore out of reach for every controller here; picoquic meets them with ACK ratios up to 10:1. kuhn-lossy (1 % loss both ways): the loss-based controllers, Hybla included (it halves on recurring losses as the seed prescribes; loss-tolerant growth is future work), miss every objective; only BBR, which does not treat random loss as congestion, meets the 2 MB and 10 MB ones.".into(),
+        notes: "Hybla's start-up target is the path's BDP as the scenario declares it (the thesis's INITIAL_SSTHRESH is the same fact, fixed); NewReno, Cubic and BBR get no such hint. With thinned ACKs NewReno and Cubic overshoot slow start into hundreds of losses and stay bound by their per-RTT growth; at 1 % loss (kuhn-lossy) they crawl at the Mathis bound, while Hybla keeps its window on losses that come with no queue. In quick mode only kuhn-medium and kuhn-large run.".into(),
         figures: Vec::new(),
     })
 }
@@ -936,8 +966,19 @@ fn picoquic_sat(ctx: &Context) -> Result<Section, ReproduceError> {
                 deadline.map_or("—".into(), |d| format!("{d} s"))
             );
             if *cc == "hybla" {
-                hybla_results.push(format!("{label}: {}", secs(t)));
-                hybla_ok &= matches!((t, deadline), (Some(t), Some(d)) if t <= *d);
+                // A deadline below what the modelled link can physically carry (100 MB at our
+                // goodput ceiling after IP/UDP/QUIC overhead, plus the request's RTT) is
+                // replaced by that floor + 2 %: picoquic's simulator charges fewer header
+                // bytes to the link than our IP-level model does.
+                let path = summary::path_summary(&pairs[i - 1].0);
+                let floor = 100e6 * 8.0 / path.goodput_ceiling_bps + path.base_rtt_ms / 1e3;
+                let effective = deadline.map(|d| d.max(floor * 1.02));
+                hybla_results.push(format!(
+                    "{label}: {} (limit {})",
+                    secs(t),
+                    effective.map_or("—".into(), |d| format!("{d:.1} s"))
+                ));
+                hybla_ok &= matches!((t, effective), (Some(t), Some(d)) if t <= d);
             }
         }
     }
@@ -947,8 +988,8 @@ fn picoquic_sat(ctx: &Context) -> Result<Section, ReproduceError> {
         scenario: "picoquic's satellite tests as summarised in DESIGN.md: 100 MB download, RTT 600 ms, buffers of 600 ms of the link rate; 250/3, 250/3 with 1/64 loss, 50/10 and 10/2 Mbit/s.".into(),
         published: "picoquic test deadlines: 250/3 BBR 5.5 s, BBR with 1/64 loss 8.0 s, Cubic 6.5 s; 50/10 18.2 s; 10/2 81.5 s.".into(),
         measured,
-        checks: vec![check("Hybla within picoquic's deadline on every path", hybla_results.join(", "), hybla_ok)],
-        notes: "picoquic's deadlines come from its own stack (ACK ratio up to 10:1, its BBR). At 250/3 Mbit/s our runs are bound by the ACK clock (one ACK per two packets through 3 Mbit/s), which no controller can fix while ACK thinning is off.".into(),
+        checks: vec![check("Hybla within picoquic's deadline on every path (or within 2 % of the modelled link's physical minimum where the deadline lies below it)", hybla_results.join(", "), hybla_ok)],
+        notes: "picoquic's deadlines come from its own stack and simulator. The 10/2 Mbit/s deadline (81.5 s, 9.82 Mbit/s of payload) lies below what our IP-level link model can carry: 1500-byte packets hold 1439 bytes of stream payload after IPv4/UDP (28 B) and QUIC (33 B) overhead, so 100 MB needs at least 83.4 s plus the request's RTT at 10 Mbit/s; picoquic's simulator charges fewer header bytes to the link. That case is checked against our floor + 2 %. Hybla's start-up target on these paths is the declared path BDP (the scenario states the link), and ACK thinning (k = 64 on 250/3) with the quinn-proto stall workaround keeps the 3 Mbit/s return link from capping the ACK clock.".into(),
         figures: Vec::new(),
     })
 }
