@@ -22,6 +22,10 @@ pub const STARTUP_GAIN_PER_ROUND: f64 = 2.0;
 /// sustain itself; 10 % below lets the next RTT samples see the empty path again.
 pub const LOSS_FLOOR_FRACTION: f64 = 0.9;
 
+/// Packets quinn's pacer may release at once (its minimum burst): a queue this long at the
+/// bottleneck is the pacer's doing, not congestion.
+pub const PACING_BURST_PACKETS: u64 = 10;
+
 /// Above this share of lost bytes in a round, losses count as congestion even with no queue
 /// in sight (a policer drops without queueing). BBRv2 uses 2 %; random loss on satellite
 /// links reaches 1–2 %, so the bar sits higher.
@@ -302,10 +306,10 @@ impl Hybla {
             self.recent_rtt.update(now, sample);
             let recent = self.recent_rtt.get().unwrap_or(sample);
             self.queue_delay = recent.saturating_sub(base);
-            // A queue of more than 2 % of the base RTT (at least 2 ms, above ACK-delay noise)
-            // means the bottleneck is saturated and the delivery rate is its capacity (or
-            // our share of it), not just cwnd / RTT.
-            if self.queue_delay >= (base / 50).max(Duration::from_millis(2)) {
+            // A queue of more than 2 % of the base RTT (at least 2 ms, above ACK-delay noise,
+            // and more than one pacing burst) means the bottleneck is saturated and the
+            // delivery rate is its capacity (or our share of it), not just cwnd / RTT.
+            if self.queue_delay >= self.queue_threshold(base) {
                 self.saturated_at = Some(now);
                 queue_now = true;
             }
@@ -440,6 +444,19 @@ impl Hybla {
         } else {
             lost as f64 / total as f64
         }
+    }
+
+    /// Smallest queueing delay that counts as a queue: 2 % of the base RTT, at least 2 ms,
+    /// and more than quinn's pacer makes by itself — it releases bursts of up to
+    /// [`PACING_BURST_PACKETS`], which queue for their own serialization time.
+    fn queue_threshold(&self, base: Duration) -> Duration {
+        let burst = self
+            .rate
+            .max_rate_bytes_per_s()
+            .map_or(Duration::ZERO, |rate| {
+                Duration::from_secs_f64((PACING_BURST_PACKETS * self.mss_bytes) as f64 / rate)
+            });
+        (base / 50).max(Duration::from_millis(2)).max(burst)
     }
 
     /// Whether the bottleneck showed a queue within the last base RTT (the loss that is being
