@@ -173,6 +173,11 @@ pub struct Hybla {
     estimating_ssthresh: bool,
     /// Start-up target: the declared BDP, raised by the dispersion estimate of the first flights.
     startup_target_bytes: Option<u64>,
+    /// Last time a queue of twice the saturation threshold was seen: a loss then is taken
+    /// for congestion. Between one and two thresholds a queue may be our own pacing bursts
+    /// plus ACK-timing jitter; answering it as congestion drains the window round after
+    /// round under random loss.
+    congested_at: Option<Duration>,
     /// Last time a queue was seen at the bottleneck (the pipe estimate is then a ceiling).
     saturated_at: Option<Duration>,
     /// Time of the latest ACK.
@@ -192,6 +197,7 @@ impl Hybla {
             estimating_ssthresh: params.initial_ssthresh == InitialSsthresh::Estimate,
             startup_target_bytes: params.declared_bdp_bytes,
             saturated_at: None,
+            congested_at: None,
             now: Duration::ZERO,
             rate: DeliveryRate::new(params.rate_window),
             cwnd_bytes: params.initial_window_bytes.max(2 * mss_bytes),
@@ -309,7 +315,11 @@ impl Hybla {
             // A queue of more than 2 % of the base RTT (at least 2 ms, above ACK-delay noise,
             // and more than one pacing burst) means the bottleneck is saturated and the
             // delivery rate is its capacity (or our share of it), not just cwnd / RTT.
-            if self.queue_delay >= self.queue_threshold(base) {
+            let threshold = self.queue_threshold(base);
+            if self.queue_delay >= 2 * threshold {
+                self.congested_at = Some(now);
+            }
+            if self.queue_delay >= threshold {
                 self.saturated_at = Some(now);
                 queue_now = true;
             }
@@ -463,7 +473,7 @@ impl Hybla {
     /// reported now was sent about that long ago).
     fn queue_recently_seen(&self) -> bool {
         let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        self.saturated_at
+        self.congested_at
             .is_some_and(|t| self.now.saturating_sub(t) <= base)
     }
 
@@ -497,7 +507,7 @@ impl Hybla {
         // while the window itself limits the flow, delivery rate × RTT is just the window.
         let recently_saturated = self
             .saturated_at
-            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
+            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.base_rtt_window);
         // The ceiling is what the flow got in the last round if that is less than its best in
         // the rate window: after a congestion loss with a competitor, refill at ρ per RTT,
         // not at ρ² up to a share it had before (that takes 3–4× a same-RTT Cubic's share).

@@ -437,3 +437,19 @@ fn heavy_loss_counts_as_congestion_even_without_a_queue() {
     h.on_congestion_event(now, now - MS(10), false, 5 * MSS);
     assert!(h.window() < w, "{} vs {w}", h.window());
 }
+
+#[test]
+fn a_queue_below_twice_the_threshold_does_not_turn_a_random_loss_into_congestion() {
+    // Threshold at ρ = 20, 1 MB/s: max(500 ms / 50, 2 ms, 10 packets / 1 MB/s) = 10 ms.
+    // 15 ms of queue saturates (growth slows to ρ per RTT) but a loss is still random.
+    let mut h = measured_pipe(15);
+    let w = h.window();
+    let now = Duration::from_millis(1030);
+    h.on_congestion_event(now, now - MS(10), false, MSS);
+    assert_eq!(h.window(), w);
+    // 25 ms of queue is congestion.
+    let mut h = measured_pipe(25);
+    let w = h.window();
+    h.on_congestion_event(now, now - MS(10), false, MSS);
+    assert!(h.window() < w);
+}
