@@ -54,6 +54,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/hybla-vs-cubic.toml"),
     ),
     (
+        "leo-starlink",
+        include_str!("../../../scenarios/leo-starlink.toml"),
+    ),
+    (
         "leo-to-geo",
         include_str!("../../../scenarios/leo-to-geo.toml"),
     ),
