@@ -138,7 +138,7 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
         }
         series.push(Series {
             label: format!(
-                "{} :{} → :{}",
+                "{} server :{} to client :{}",
                 key.protocol, key.server_port, key.client_port
             ),
             points,

@@ -13,10 +13,61 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lab::units;
 use quinn::congestion::ControllerFactory;
 
+/// A path as `--path FORWARD/RETURN/RTT`, e.g. "250Mbit/3Mbit/650ms": forward = server to
+/// client (downloads), 1-BDP buffers.
+fn parse_path(text: &str) -> anyhow::Result<netsim::PathConfig> {
+    let parts: Vec<&str> = text.split('/').map(str::trim).collect();
+    let [forward, back, rtt] = parts.as_slice() else {
+        bail!("--path {text:?}: expected FORWARD/RETURN/RTT, e.g. 250Mbit/3Mbit/650ms");
+    };
+    let rate =
+        |v: &str| units::parse_rate(v).with_context(|| format!("--path {text:?}: rate {v:?}"));
+    let rtt =
+        units::parse_duration(rtt).with_context(|| format!("--path {text:?}: RTT {rtt:?}"))?;
+    if rtt.is_zero() {
+        bail!("--path {text:?}: the RTT must be greater than zero");
+    }
+    Ok(netsim::PathConfig {
+        forward: netsim::LinkConfig::new(rate(forward)?, rtt / 2),
+        return_link: netsim::LinkConfig::new(rate(back)?, rtt / 2),
+        mtu_bytes: 1500,
+        access_delays: vec![std::time::Duration::ZERO],
+    })
+}
+
+/// The endpoint's transport: with `--path`, satquic's satellite preset for that path (windows
+/// from its BDP, ACK thinning sized to the return link with the quinn-proto stall workaround,
+/// Hybla's start-up target at the path's BDP); without it, large windows only.
+fn endpoint_transport(
+    is_server: bool,
+    path: Option<&str>,
+    cc: &str,
+    cc_params: &[String],
+    window: &str,
+) -> anyhow::Result<quinn::TransportConfig> {
+    let Some(path) = path else {
+        return Ok(perf::transport(
+            controller(cc, cc_params, None)?,
+            size("--window", window)?,
+        ));
+    };
+    let path = parse_path(path)?;
+    let settings = sim::TransportSettings::satellite_preset(&path, 0);
+    let bdp = netsim::bdp_bytes(path.forward.rate_bps, path.base_rtt());
+    let mut transport = settings.to_quinn(is_server, controller(cc, cc_params, Some(bdp))?);
+    transport.max_idle_timeout(Some(
+        std::time::Duration::from_secs(30)
+            .try_into()
+            .expect("30 s is a valid idle timeout"),
+    ));
+    Ok(transport)
+}
+
 /// Parses `--cc` and `--cc-param k=v` into a controller.
 fn controller(
     name: &str,
     params: &[String],
+    declared_bdp_bytes: Option<u64>,
 ) -> anyhow::Result<Arc<dyn ControllerFactory + Send + Sync>> {
     let mut map = BTreeMap::new();
     for p in params {
@@ -32,9 +83,11 @@ fn controller(
         };
         map.insert(k.trim().to_owned(), value);
     }
-    Ok(lab::controllers::build(name, &map, "--cc", None)
-        .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?
-        .factory)
+    Ok(
+        lab::controllers::build(name, &map, "--cc", declared_bdp_bytes)
+            .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?
+            .factory,
+    )
 }
 
 fn size(flag: &str, v: &str) -> anyhow::Result<u64> {
@@ -65,9 +118,13 @@ pub struct ServeArgs {
     /// Per-connection logs (JSON lines: cwnd, RTT, bytes sent, losses every 100 ms).
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
-    /// Flow-control windows and send buffer.
+    /// Flow-control windows and send buffer (without --path).
     #[arg(long, default_value = "64MB")]
     pub window: String,
+    /// The satellite path as FORWARD/RETURN/RTT (e.g. 250Mbit/3Mbit/650ms): applies satquic's
+    /// transport preset for it (windows from the BDP, ACK thinning, Hybla's start-up target).
+    #[arg(long)]
+    pub path: Option<String>,
 }
 
 /// Serves until Ctrl-C.
@@ -97,10 +154,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let options = ServerOptions {
         listen: args.listen,
         identity,
-        transport: Arc::new(perf::transport(
-            controller(&args.cc, &args.cc_params)?,
-            size("--window", &args.window)?,
-        )),
+        transport: Arc::new(endpoint_transport(
+            true,
+            args.path.as_deref(),
+            &args.cc,
+            &args.cc_params,
+            &args.window,
+        )?),
         log_dir: args.log_dir.clone(),
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -146,9 +206,13 @@ pub struct GetArgs {
     /// Congestion controller for the upload direction.
     #[arg(long, default_value = "hybla")]
     pub cc: String,
-    /// Flow-control windows.
+    /// Flow-control windows (without --path).
     #[arg(long, default_value = "64MB")]
     pub window: String,
+    /// The satellite path as FORWARD/RETURN/RTT (e.g. 250Mbit/3Mbit/650ms): applies satquic's
+    /// transport preset for it (windows from the BDP, ACK thinning, Hybla's start-up target).
+    #[arg(long)]
+    pub path: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -211,10 +275,13 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         download_bytes,
         upload_bytes: size("--upload", &args.upload)?,
         duration,
-        transport: Arc::new(perf::transport(
-            controller(&args.cc, &[])?,
-            size("--window", &args.window)?,
-        )),
+        transport: Arc::new(endpoint_transport(
+            false,
+            args.path.as_deref(),
+            &args.cc,
+            &[],
+            &args.window,
+        )?),
         thresholds: vec![2_000_000, 10_000_000, 100_000_000],
         verify: !args.no_verify,
     };

@@ -56,25 +56,32 @@ pub enum Growth {
     /// congestion avoidance.
     Seed,
     /// satquic's extension: the seed's ρ² growth while the window is below the estimated pipe
-    /// (delivery rate × base RTT), ρ·MSS per RTT above it; on loss, never below the pipe
-    /// (Westwood+'s rule).
+    /// (delivery rate × base RTT), ρ·MSS per RTT above it; random loss kept apart from
+    /// congestion; on congestion, Westwood+'s floor instead of a blind halving.
     ///
-    /// Why: at ρ = 20 the seed's congestion avoidance adds ρ² = 400 packets per RTT, about a
-    /// whole 1-BDP buffer, and the loss signal arrives one RTT late — so every cycle ends in a
-    /// burst of hundreds of drops (seed 000 §5.3's picture; 14 % loss measured here). Once the
-    /// pipe is full, extra window only fills the queue, and the reference connection Hybla
-    /// emulates (RTT0) fills it at 1 MSS per RTT0 = ρ MSS per our RTT. Growing at that pace
-    /// above the pipe keeps the overshoot at ρ packets, as for NewReno at RTT0, while below
-    /// the pipe the window refills at full Hybla speed.
+    /// Why ρ above the pipe: at ρ = 20 the seed's congestion avoidance adds ρ² = 400 packets
+    /// per RTT, about a whole 1-BDP buffer, and the loss signal arrives one RTT late — so every
+    /// cycle ends in a burst of hundreds of drops (the QUIC Hybla thesis's picture; 14 % loss
+    /// measured here). Once the pipe is full, extra window only fills the queue, and the
+    /// reference connection Hybla emulates (RTT0) fills it at 1 MSS per RTT0 = ρ MSS per our
+    /// RTT. Growing at that pace above the pipe keeps the overshoot at ρ packets, as for
+    /// NewReno at RTT0, while below the pipe the window refills at full Hybla speed. The pipe
+    /// is the smaller of the best in the rate window and the last round's, so after a
+    /// congestion loss a flow does not jump back to a share it had before: that is what keeps
+    /// Hybla within [0.5, 2] of a same-RTT Cubic.
     ///
-    /// On loss the window goes to max(β·W, min(W, delivery rate of the last round × base
-    /// RTT)) — Westwood+'s rule (Mascolo et al. 2001) with the rate the flow actually got in
-    /// the last round trip. A random loss with no queue leaves W where it was (the last round
-    /// delivered W per RTT), so 1 % loss no longer halves a 600 ms window every round; a loss
-    /// from a full buffer takes W down to its share of the pipe, draining exactly its part
-    /// of the queue. Flows sharing a queue all see the same RTT inflation, so all reduce by
-    /// the same factor base RTT / RTT: multiplicative decrease, equal for all, which keeps
-    /// additive-increase convergence to fair shares.
+    /// Random loss: a loss with no queue at the bottleneck (none above twice the saturation
+    /// threshold within the last base RTT) and a loss share of at most
+    /// [`RANDOM_LOSS_MAX_RATE`] keeps the window and opens no recovery period: at 1 % loss a
+    /// 600 ms window of hundreds of packets has losses every round, and halving (or freezing
+    /// growth) each round collapses it to the Mathis bound.
+    ///
+    /// Congestion: W ← max(β·W, min(W, [`LOSS_FLOOR_FRACTION`] × delivery rate of the last
+    /// round × base RTT)) — Westwood+'s rule (Mascolo et al. 2001) with the rate the flow
+    /// actually got in the last round trip, which drains a full buffer to this flow's share.
+    /// Flows sharing a queue all see the same RTT inflation, so all reduce by the same factor
+    /// base RTT / RTT: multiplicative decrease, equal for all, which keeps additive-increase
+    /// convergence to fair shares.
     PipeAware,
 }
 

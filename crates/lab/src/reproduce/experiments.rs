@@ -1051,7 +1051,7 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
         loss_in_bad: 1.0,
         loss_in_good: 0.0,
     };
-    bursty.forward.loss = ge.clone();
+    bursty.forward.loss = ge;
     bursty.return_link.loss = ge;
     let bursty_start = pairs.len();
     for cc in CONTROLLERS {
