@@ -85,6 +85,10 @@ pub struct LinkArgs {
     /// Seed of the loss randomness.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Receive and send buffer of every relay socket ("32MB"); by default 4 BDPs of the
+    /// fastest link, at least 8 MiB.
+    #[arg(long)]
+    pub socket_buffer: Option<String>,
 }
 
 /// Runs the relay until Ctrl-C.
@@ -106,12 +110,24 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
         return_link,
         mtu_bytes: mtu,
         seed: args.seed,
+        socket_buffer_bytes: args
+            .socket_buffer
+            .as_deref()
+            .map(|v| {
+                units::parse_size(v)
+                    .with_context(|| format!("--socket-buffer {v:?}"))
+                    .map(|b| b as usize)
+            })
+            .transpose()?,
     })
     .with_context(|| format!("starting the relay on {}", args.listen))?;
+    let granted = relay.stats().socket_buffer;
     eprintln!(
-        "relaying {} -> {} (Ctrl-C to stop)",
+        "relaying {} -> {} (socket buffers {} B receive / {} B send; Ctrl-C to stop)",
         relay.local_addr(),
-        args.to
+        args.to,
+        granted.receive_bytes,
+        granted.send_bytes
     );
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -125,7 +141,7 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
     let stats = relay.stats();
     relay.stop();
     println!(
-        "forward: {} delivered, {} queue drops, {} lost; return: {} delivered, {} queue drops, {} lost; clients {}, overload drops {}; lateness p50 {} µs, p99 {} µs",
+        "forward: {} delivered, {} queue drops, {} lost; return: {} delivered, {} queue drops, {} lost; clients {}, overload drops {}, kernel drops {}, send errors {}; lateness p50 {} µs, p99 {} µs",
         stats.forward.delivered_packets,
         stats.forward.queue_drops,
         stats.forward.random_losses,
@@ -134,6 +150,8 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
         stats.return_link.random_losses,
         stats.clients,
         stats.overload_drops,
+        stats.kernel_drops,
+        stats.send_errors,
         stats.lateness_us.value_at_quantile(0.5),
         stats.lateness_us.value_at_quantile(0.99),
     );
@@ -164,7 +182,7 @@ pub fn link_bench(args: LinkBenchArgs) -> anyhow::Result<()> {
         bail!("--duration: at least 2s (the first second fills the buffer)");
     }
     println!(
-        "{:>10} {:>12} {:>12} {:>9} {:>10} {:>10} {:>10} {:>10}",
+        "{:>10} {:>12} {:>12} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>11}",
         "configured",
         "offered",
         "achieved",
@@ -172,7 +190,9 @@ pub fn link_bench(args: LinkBenchArgs) -> anyhow::Result<()> {
         "late p50",
         "late p99",
         "late max",
-        "overload"
+        "overload",
+        "kernel drops",
+        "relay rcvbuf"
     );
     for r in &args.rates {
         let rate = units::parse_rate(r).with_context(|| format!("--rates {r:?}"))?;
@@ -181,7 +201,7 @@ pub fn link_bench(args: LinkBenchArgs) -> anyhow::Result<()> {
         }
         let a = emu::accuracy::measure(rate, delay, duration, 1.1)?;
         println!(
-            "{:>10} {:>12} {:>12} {:>8.1}% {:>8} µs {:>8} µs {:>8} µs {:>10}",
+            "{:>10} {:>12} {:>12} {:>8.1}% {:>8} µs {:>8} µs {:>8} µs {:>10} {:>12} {:>9} MB",
             r,
             format!("{:.1} Mbit/s", a.offered_bps / 1e6),
             format!("{:.1} Mbit/s", a.achieved_bps / 1e6),
@@ -189,7 +209,9 @@ pub fn link_bench(args: LinkBenchArgs) -> anyhow::Result<()> {
             a.lateness_p50_us,
             a.lateness_p99_us,
             a.lateness_max_us,
-            a.overload_drops
+            a.overload_drops,
+            a.kernel_drops + a.sink_kernel_drops,
+            a.relay_socket_buffer_bytes / 1_000_000
         );
     }
     Ok(())

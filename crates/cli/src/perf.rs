@@ -63,6 +63,20 @@ fn endpoint_transport(
     Ok(transport)
 }
 
+/// The endpoint's UDP socket buffer: sized for `--path` if given, else the floor.
+fn socket_buffer(path: Option<&str>) -> anyhow::Result<usize> {
+    Ok(match path {
+        Some(p) => {
+            let path = parse_path(p)?;
+            emu::sockbuf::buffer_bytes_for(
+                path.forward.rate_bps.max(path.return_link.rate_bps),
+                path.base_rtt(),
+            )
+        }
+        None => emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
+    })
+}
+
 /// Parses `--cc` and `--cc-param k=v` into a controller.
 fn controller(
     name: &str,
@@ -162,6 +176,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             &args.window,
         )?),
         log_dir: args.log_dir.clone(),
+        socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
@@ -282,6 +297,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
             &[],
             &args.window,
         )?),
+        socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         thresholds: vec![2_000_000, 10_000_000, 100_000_000],
         verify: !args.no_verify,
     };

@@ -37,6 +37,13 @@ pub struct Accuracy {
     pub queue_drops: u64,
     /// Packets dropped before the model because the relay could not keep up.
     pub overload_drops: u64,
+    /// Packets the kernel dropped at the relay's sockets (receive buffer full) before the
+    /// relay read them.
+    pub kernel_drops: u64,
+    /// Packets the kernel dropped at the measuring sink.
+    pub sink_kernel_drops: u64,
+    /// Receive buffer the kernel granted to the relay's listen socket, bytes.
+    pub relay_socket_buffer_bytes: usize,
 }
 
 /// Sends a paced load of `overload` × `rate_bps` for `duration` through a relay with a
@@ -49,6 +56,12 @@ pub fn measure(
 ) -> io::Result<Accuracy> {
     let sink = UdpSocket::bind("127.0.0.1:0")?;
     sink.set_read_timeout(Some(Duration::from_millis(50)))?;
+    crate::sockbuf::size_or_warn(
+        &sink,
+        crate::sockbuf::buffer_bytes_for(rate_bps, 2 * delay),
+        "link-bench sink",
+    );
+    let sink = Arc::new(sink);
     let link = LinkConfig {
         queue: QueueLimit::Packets(1000),
         ..LinkConfig::new(rate_bps, delay)
@@ -60,6 +73,7 @@ pub fn measure(
         return_link: link,
         mtu_bytes: 1500,
         seed: 1,
+        socket_buffer_bytes: None,
     })?;
     let relay_address = relay.local_addr();
     let done = Arc::new(AtomicBool::new(false));
@@ -68,7 +82,7 @@ pub fn measure(
     // full and the link saturated) until the sender stops.
     let window_start = Duration::from_secs(1).min(duration / 2) + delay;
     let receiver = {
-        let (done, received) = (done.clone(), received.clone());
+        let (done, received, sink) = (done.clone(), received.clone(), sink.clone());
         std::thread::spawn(move || {
             let mut buf = vec![0u8; 2048];
             let start = Instant::now();
@@ -114,6 +128,9 @@ pub fn measure(
         delivered_packets: stats.return_link.delivered_packets,
         queue_drops: stats.return_link.queue_drops,
         overload_drops: stats.overload_drops,
+        kernel_drops: stats.kernel_drops,
+        sink_kernel_drops: crate::sockbuf::kernel_drops(&sink).unwrap_or(0),
+        relay_socket_buffer_bytes: stats.socket_buffer.receive_bytes,
     })
 }
 

@@ -120,6 +120,9 @@ pub struct ServerOptions {
     pub transport: Arc<TransportConfig>,
     /// Where per-connection logs (JSON lines of cwnd, RTT, bytes) go, if anywhere.
     pub log_dir: Option<PathBuf>,
+    /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]); at least
+    /// [`crate::sockbuf::MIN_SOCKET_BUFFER_BYTES`].
+    pub socket_buffer_bytes: usize,
 }
 
 /// One sample of a server-side connection (the data sender), every 100 ms.
@@ -165,8 +168,16 @@ impl Server {
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         config.transport_config(options.transport);
-        let endpoint = Endpoint::server(config, options.listen)
+        let socket = std::net::UdpSocket::bind(options.listen)
             .map_err(io(format!("binding {}", options.listen)))?;
+        crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf server socket");
+        let endpoint = Endpoint::new(
+            quinn::EndpointConfig::default(),
+            Some(config),
+            socket,
+            Arc::new(quinn::TokioRuntime),
+        )
+        .map_err(io(format!("binding {}", options.listen)))?;
         if let Some(dir) = &options.log_dir {
             std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
         }
@@ -340,6 +351,8 @@ pub struct ClientOptions {
     pub duration: Option<Duration>,
     /// Transport settings (controller for the upload direction, windows, ...).
     pub transport: Arc<TransportConfig>,
+    /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]).
+    pub socket_buffer_bytes: usize,
     /// Sizes whose arrival times are reported.
     pub thresholds: Vec<u64>,
     /// Check every byte against the satquic pattern (false only for other perf servers,
@@ -460,7 +473,15 @@ pub async fn get(
     }
     .parse()
     .expect("valid");
-    let mut endpoint = Endpoint::client(bind).map_err(io("binding the client socket"))?;
+    let socket = std::net::UdpSocket::bind(bind).map_err(io("binding the client socket"))?;
+    crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf client socket");
+    let mut endpoint = Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )
+    .map_err(io("binding the client socket"))?;
     endpoint.set_default_client_config(client_config(&options)?);
     let started = Instant::now();
     let connection = endpoint

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use netsim::{IP_UDP_HEADER_BYTES, Link, LinkConfig, LinkStats};
 
+use crate::sockbuf;
+
 /// Largest UDP payload the relay accepts.
 const MAX_DATAGRAM_BYTES: usize = 65_535;
 /// Packets that may wait between the receivers and the scheduler.
@@ -52,6 +54,28 @@ pub struct RelayConfig {
     pub mtu_bytes: u32,
     /// Seed of the loss and AQM randomness.
     pub seed: u64,
+    /// Receive and send buffer of every relay socket, bytes; None sizes them from the path
+    /// ([`sockbuf::buffer_bytes_for`] of the fastest link and the base RTT).
+    pub socket_buffer_bytes: Option<usize>,
+}
+
+impl RelayConfig {
+    /// The socket buffer the relay asks for.
+    pub fn socket_buffer_bytes(&self) -> usize {
+        self.socket_buffer_bytes.unwrap_or_else(|| {
+            let fastest = [&self.forward, &self.return_link]
+                .iter()
+                .flat_map(|l| {
+                    l.schedule
+                        .iter()
+                        .filter_map(|s| s.rate_bps)
+                        .chain([l.rate_bps])
+                })
+                .max()
+                .unwrap_or(self.forward.rate_bps);
+            sockbuf::buffer_bytes_for(fastest, self.forward.delay + self.return_link.delay)
+        })
+    }
 }
 
 /// Counters of a running relay.
@@ -66,6 +90,13 @@ pub struct RelayStats {
     pub clients: u64,
     /// Datagrams dropped before the model (hand-off full, too many clients).
     pub overload_drops: u64,
+    /// Datagrams the kernel dropped at the relay's sockets before the relay read them (receive
+    /// buffer full): the `drops` counters of the listen socket and every upstream socket.
+    pub kernel_drops: u64,
+    /// Datagrams the model delivered that the relay failed to send on.
+    pub send_errors: u64,
+    /// Socket buffer the kernel granted to the listen socket.
+    pub socket_buffer: sockbuf::Granted,
     /// Lateness of each delivery against the model's arrival time, microseconds.
     pub lateness_us: Histogram<u64>,
 }
@@ -86,6 +117,8 @@ struct Client {
 
 struct Shared {
     stop: AtomicBool,
+    send_errors: AtomicU64,
+    socket_buffer_bytes: usize,
     handoff_bytes: AtomicU64,
     overload_drops: AtomicU64,
     clients_seen: AtomicU64,
@@ -95,6 +128,9 @@ struct Shared {
 /// A running relay; stops when dropped.
 pub struct Relay {
     local: SocketAddr,
+    listen: Arc<UdpSocket>,
+    clients: Arc<Mutex<Vec<Client>>>,
+    socket_buffer: sockbuf::Granted,
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -125,9 +161,14 @@ impl Relay {
         .map_err(invalid)?;
         let listen = Arc::new(UdpSocket::bind(config.listen)?);
         listen.set_read_timeout(Some(POLL))?;
+        let socket_buffer_bytes = config.socket_buffer_bytes();
+        let socket_buffer =
+            sockbuf::size_or_warn(&listen, socket_buffer_bytes, "relay listen socket");
         let local = listen.local_addr()?;
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
+            send_errors: AtomicU64::new(0),
+            socket_buffer_bytes,
             handoff_bytes: AtomicU64::new(0),
             overload_drops: AtomicU64::new(0),
             clients_seen: AtomicU64::new(0),
@@ -158,6 +199,9 @@ impl Relay {
         drop(tx);
         Ok(Relay {
             local,
+            listen,
+            clients,
+            socket_buffer,
             shared,
             threads,
         })
@@ -172,11 +216,22 @@ impl Relay {
     pub fn stats(&self) -> RelayStats {
         let (forward, return_link, lateness) =
             self.shared.stats.lock().expect("no poisoning").clone();
+        let kernel_drops = sockbuf::kernel_drops(&self.listen).unwrap_or(0)
+            + self
+                .clients
+                .lock()
+                .expect("no poisoning")
+                .iter()
+                .map(|c| sockbuf::kernel_drops(&c.upstream).unwrap_or(0))
+                .sum::<u64>();
         RelayStats {
             forward,
             return_link,
             clients: self.shared.clients_seen.load(Ordering::Relaxed),
             overload_drops: self.shared.overload_drops.load(Ordering::Relaxed),
+            kernel_drops,
+            send_errors: self.shared.send_errors.load(Ordering::Relaxed),
+            socket_buffer: self.socket_buffer,
             lateness_us: lateness,
         }
     }
@@ -264,6 +319,7 @@ fn receive_from_clients(
                     shared.overload_drops.fetch_add(1, Ordering::Relaxed);
                     continue;
                 };
+                sockbuf::size_or_warn(&socket, shared.socket_buffer_bytes, "relay upstream socket");
                 let socket = Arc::new(socket);
                 let index = list.len();
                 let alive = Arc::new(AtomicBool::new(true));
@@ -370,14 +426,18 @@ fn schedule(
         {
             let list = clients.lock().expect("no poisoning");
             while let Some((due, _, (client, data))) = return_link.poll_arrival(now) {
-                if let Some(c) = list.get(client) {
-                    let _ = c.upstream.send(&data);
+                if let Some(c) = list.get(client)
+                    && c.upstream.send(&data).is_err()
+                {
+                    shared.send_errors.fetch_add(1, Ordering::Relaxed);
                 }
                 let _ = lateness.record(now.saturating_sub(due).as_micros() as u64);
             }
             while let Some((due, _, (client, data))) = forward.poll_arrival(now) {
-                if let Some(c) = list.get(client) {
-                    let _ = listen.send_to(&data, c.address);
+                if let Some(c) = list.get(client)
+                    && listen.send_to(&data, c.address).is_err()
+                {
+                    shared.send_errors.fetch_add(1, Ordering::Relaxed);
                 }
                 let _ = lateness.record(now.saturating_sub(due).as_micros() as u64);
             }

@@ -66,6 +66,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         identity,
         transport: Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 8 << 20)),
         log_dir: None,
+        socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
     })
     .unwrap();
     let address = server.local_addr().unwrap();
@@ -77,6 +78,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         upload_bytes: 0,
         duration: Some(duration),
         transport: Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 8 << 20)),
+        socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
         thresholds: vec![],
         verify: true,
     };
@@ -104,6 +106,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         return_link: link,
         mtu_bytes: 1500,
         seed: 1,
+        socket_buffer_bytes: None,
     })
     .unwrap();
     let vanishing = tokio::spawn(perf::get(
@@ -160,6 +163,7 @@ fn the_relay_drops_and_counts_overload_instead_of_growing() {
         return_link: link,
         mtu_bytes: 1500,
         seed: 1,
+        socket_buffer_bytes: None,
     })
     .unwrap();
     let source = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -203,6 +207,7 @@ fn the_relay_keeps_forwarding_after_more_than_its_handoff_budget() {
         return_link: link,
         mtu_bytes: 1500,
         seed: 1,
+        socket_buffer_bytes: None,
     })
     .unwrap();
     let source = UdpSocket::bind("127.0.0.1:0").unwrap();

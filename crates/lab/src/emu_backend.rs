@@ -103,11 +103,16 @@ pub fn run(
         // The simulator's transport settings (satellite preset + scenario overrides), so the
         // two backends differ only in their clocks and sockets.
         let settings = crate::plan::transport_settings(scenario, 0);
+        let socket_buffer_bytes = emu::sockbuf::buffer_bytes_for(
+            scenario.forward.rate_bps.max(scenario.return_link.rate_bps),
+            scenario.forward.delay + scenario.return_link.delay,
+        );
         let server = Server::start(ServerOptions {
             listen: "127.0.0.1:0".parse().expect("valid"),
             identity,
             transport: Arc::new(settings.to_quinn(true, controller.factory.clone())),
             log_dir: None,
+            socket_buffer_bytes,
         })?;
         let relay = Relay::start(RelayConfig {
             listen: "127.0.0.1:0".parse().expect("valid"),
@@ -116,6 +121,7 @@ pub fn run(
             return_link: scenario.return_link.clone(),
             mtu_bytes: scenario.mtu_bytes,
             seed: spec.seed,
+            socket_buffer_bytes: None,
         })?;
         let relay_address = relay.local_addr();
         let epoch = Instant::now();
@@ -136,6 +142,7 @@ pub fn run(
                         .saturating_sub(flow.start),
                 ),
                 transport: Arc::new(settings.to_quinn(false, controller.factory.clone())),
+                socket_buffer_bytes,
                 thresholds: scenario.time_to_bytes.clone(),
                 verify: true,
             };
@@ -302,5 +309,10 @@ fn outcome(
         forward_capacity_bits: scenario.forward.capacity_bits(Duration::ZERO, end_time),
         forward_queue_limit_bytes: 0,
         datagrams: stats.forward.delivered_packets + stats.return_link.delivered_packets,
+        emulator_drops: sim::EmulatorDrops {
+            kernel: stats.kernel_drops,
+            overload: stats.overload_drops,
+            send_errors: stats.send_errors,
+        },
     }
 }

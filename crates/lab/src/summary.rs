@@ -101,6 +101,9 @@ pub struct RunSummary {
     pub forward_link: LinkStats,
     /// Return bottleneck counters.
     pub return_link: LinkStats,
+    /// Datagrams the real-time emulator lost outside the model (kernel socket drops,
+    /// hand-off overload, send errors); zero in the simulator.
+    pub emulator_drops: sim::EmulatorDrops,
     /// Per flow.
     pub flows: Vec<FlowSummary>,
 }
@@ -471,6 +474,7 @@ pub fn run_summary(scenario: &Scenario, cc: &str, outcome: &RunOutcome) -> RunSu
         },
         forward_link: outcome.forward_link,
         return_link: outcome.return_link,
+        emulator_drops: outcome.emulator_drops,
         flows,
     }
 }

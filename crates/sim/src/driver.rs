@@ -707,6 +707,7 @@ impl<'a> Simulation<'a> {
                 .capacity_bits(Duration::ZERO, end_time),
             forward_queue_limit_bytes: forward.queue_limit_bytes(),
             datagrams: self.datagrams,
+            emulator_drops: Default::default(),
         }
     }
 }

@@ -21,7 +21,7 @@ mod workload;
 
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
 pub use driver::{Control, FlowConfig, SimConfig, SimError, run};
-pub use outcome::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
+pub use outcome::{EmulatorDrops, FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
 pub use probe::{ProbeReadings, ProbedFactory};
 pub use ranges::ReceivedRanges;
 pub use transport::{

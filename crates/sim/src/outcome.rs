@@ -100,6 +100,21 @@ pub struct Sample {
     pub queue_return_bytes: u64,
 }
 
+/// Datagrams a real-time run lost outside the path model, by cause; all zero in virtual time.
+/// Every datagram is delivered, dropped by the model (queue, random loss: the link
+/// counters), or counted here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct EmulatorDrops {
+    /// Dropped by the kernel at the emulator's sockets before it read them (receive buffer
+    /// full).
+    pub kernel: u64,
+    /// Dropped between the emulator's receivers and its scheduler (hand-off full, too many
+    /// clients).
+    pub overload: u64,
+    /// Delivered by the model but not sent on (socket send error).
+    pub send_errors: u64,
+}
+
 /// Everything one run produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
@@ -121,4 +136,6 @@ pub struct RunOutcome {
     pub forward_queue_limit_bytes: u64,
     /// Datagrams the simulator moved (both directions): the unit of simulation speed.
     pub datagrams: u64,
+    /// What the real-time emulator lost outside the model (zero in virtual time).
+    pub emulator_drops: EmulatorDrops,
 }
