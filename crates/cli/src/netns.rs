@@ -91,6 +91,7 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
     while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| started.elapsed() < d) {
         std::thread::sleep(Duration::from_millis(100));
     }
+    let kernel_drops = emulation.kernel_drops();
     let (forward, back, flows) = emulation.down();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -155,11 +156,12 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
         },
     )?;
     println!(
-        "forward: {} delivered, {} queue drops; return: {} delivered, {} queue drops; wrote {} and flows.png",
+        "forward: {} delivered, {} queue drops; return: {} delivered, {} queue drops; kernel drops at the TUN devices: {}; wrote {} and flows.png",
         forward.delivered_packets,
         forward.queue_drops,
         back.delivered_packets,
         back.queue_drops,
+        kernel_drops.map_or("unknown".to_owned(), |d| d.to_string()),
         csv_path.display()
     );
     Ok(())

@@ -206,6 +206,23 @@ impl Netns {
                 "dev",
                 dev,
             ])?;
+            // The kernel queues packets for the TUN reader in the device's transmit queue
+            // (500 packets by default) and drops what does not fit; size it like the sockets.
+            let queue_packets = (crate::sockbuf::buffer_bytes_for(
+                config.forward.rate_bps.max(config.return_link.rate_bps),
+                base_rtt,
+            ) / config.mtu_bytes.max(1) as usize)
+                .to_string();
+            run(&[
+                "ip",
+                "-n",
+                ns,
+                "link",
+                "set",
+                dev,
+                "txqueuelen",
+                &queue_packets,
+            ])?;
             run(&["ip", "-n", ns, "link", "set", dev, "up"])?;
             run(&["ip", "-n", ns, "route", "add", peer_net, "dev", dev])?;
             devices.push(device);
@@ -299,6 +316,33 @@ impl Netns {
     pub fn down(mut self) -> (LinkStats, LinkStats, FlowSeries) {
         self.teardown();
         self.snapshot()
+    }
+
+    /// Packets the kernel dropped at the two TUN devices before satquic read them (their
+    /// transmit queues overflowed): the devices' `tx_dropped` counters. None if unreadable.
+    pub fn kernel_drops(&self) -> Option<u64> {
+        [("client", "c0"), ("server", "s0")]
+            .iter()
+            .map(|(side, suffix)| {
+                let output = Command::new("ip")
+                    .args([
+                        "netns",
+                        "exec",
+                        &format!("{}-{side}", self.prefix),
+                        "cat",
+                        &format!(
+                            "/sys/class/net/{}{suffix}/statistics/tx_dropped",
+                            self.prefix
+                        ),
+                    ])
+                    .output()
+                    .ok()?;
+                String::from_utf8_lossy(&output.stdout)
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum()
     }
 
     fn teardown(&mut self) {
