@@ -274,18 +274,25 @@ fn estimated_ssthresh_is_the_measured_bdp_and_growth_waits_for_it() {
     assert_eq!(h.ssthresh(), u64::MAX);
 }
 
-#[test]
-fn a_declared_bdp_is_the_start_up_target_without_waiting() {
+/// A default core told the path's BDP, with a 10-packet initial window, whose first packet
+/// (sent at 0) is acknowledged at 500 ms (ρ = 20).
+fn declared_bdp_core(bdp_packets: u64) -> Hybla {
     let params = HyblaParams {
-        declared_bdp_bytes: Some(400 * MSS),
+        declared_bdp_bytes: Some(bdp_packets * MSS),
         initial_window_bytes: 10 * MSS,
         ..HyblaParams::default()
     };
     let mut h = Hybla::new(params, MSS);
-    // One ACK frame of the first flight, RTT 500 ms (ρ = 20): Hybla's slow start reaches the
-    // declared BDP at once (2^20 − 1 MSS per MSS), then probes at STARTUP_GAIN_PER_ROUND.
     h.on_ack(MS(500), Duration::ZERO, MSS, false);
     h.on_end_acks(MS(500));
+    h
+}
+
+#[test]
+fn a_declared_bdp_is_the_start_up_target_without_waiting() {
+    let mut h = declared_bdp_core(400);
+    // One ACK frame of the first flight, RTT 500 ms (ρ = 20): Hybla's slow start reaches the
+    // declared BDP at once (2^20 − 1 MSS per MSS), then probes at STARTUP_GAIN_PER_ROUND.
     assert!(h.window() >= 400 * MSS, "{}", h.window());
     let w = h.window();
     h.on_ack(MS(501), MS(1), MSS, false);
@@ -295,15 +302,8 @@ fn a_declared_bdp_is_the_start_up_target_without_waiting() {
 
 #[test]
 fn start_up_ends_at_the_first_queue_of_its_own_with_the_window_at_the_pipe() {
-    let params = HyblaParams {
-        declared_bdp_bytes: Some(100 * MSS),
-        initial_window_bytes: 10 * MSS,
-        ..HyblaParams::default()
-    };
-    let mut h = Hybla::new(params, MSS);
+    let mut h = declared_bdp_core(100);
     // First flight ACKed with 40 ms of ACK delay: not a queue of ours (sent before the target).
-    h.on_ack(MS(500), Duration::ZERO, MSS, false);
-    h.on_end_acks(MS(500));
     h.on_ack(MS(540), MS(1), MSS, false);
     h.on_end_acks(MS(540));
     assert!(h.startup_target().is_some(), "still in start-up");
