@@ -10,13 +10,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use perfwire::{ReceivedRanges, pattern};
 use quinn::congestion::ControllerFactory;
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn::{Endpoint, TransportConfig, VarInt};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Serialize;
-use sim::ReceivedRanges;
-use sim::pattern;
 
 /// Bytes per write of pattern data.
 const WRITE_CHUNK_BYTES: usize = 32 * 1024;
@@ -164,7 +163,7 @@ impl Server {
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .map_err(|e| PerfError::Tls(e.to_string()))?;
-        tls.alpn_protocols = vec![sim::tls::PERF_ALPN.to_vec()];
+        tls.alpn_protocols = vec![perfwire::ALPN.to_vec()];
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         config.transport_config(options.transport);
@@ -454,7 +453,7 @@ fn client_config(options: &ClientOptions) -> Result<quinn::ClientConfig, PerfErr
             .with_custom_certificate_verifier(Arc::new(AcceptAnything(provider())))
             .with_no_client_auth(),
     };
-    tls.alpn_protocols = vec![sim::tls::PERF_ALPN.to_vec()];
+    tls.alpn_protocols = vec![perfwire::ALPN.to_vec()];
     let crypto = QuicClientConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(options.transport.clone());

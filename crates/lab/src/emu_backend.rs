@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use emu::perf::{self, ClientOptions, Server, ServerOptions, TracePoint, Trust};
 use emu::relay::{Relay, RelayConfig};
-use sim::{Exchange, FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
+use sim::apps::perf::{Exchange, PerfReport};
+use sim::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
 
 use crate::controllers;
 use crate::plan::RunSpec;
@@ -288,9 +289,15 @@ fn outcome(
             cc: cc.to_owned(),
             start: flow.start,
             handshake,
-            exchanges: exchange.into_iter().collect(),
-            downloaded_bytes: delivered,
-            uploaded_bytes: uploaded,
+            delivered_bytes: delivered,
+            apps: vec![
+                PerfReport {
+                    exchanges: exchange.into_iter().collect(),
+                    downloaded_bytes: delivered,
+                    uploaded_bytes: uploaded,
+                }
+                .into_outcome("perf", delivered),
+            ],
             end,
             ended_at,
             sender,

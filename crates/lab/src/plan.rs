@@ -3,10 +3,13 @@
 
 use std::path::PathBuf;
 
-use sim::{FlowConfig, SimConfig, TransportSettings, Workload};
+use std::sync::Arc;
+
+use sim::apps::perf::PerfSpec;
+use sim::{FlowApp, FlowConfig, SimConfig, TransportSettings};
 
 use crate::controllers::{self, ControllerError};
-use crate::scenario::{Download, Scenario};
+use crate::scenario::Scenario;
 
 /// One run to perform: a scenario played with a controller override and a seed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,15 +103,16 @@ pub fn sim_config(
             cc: controller.label,
             controller: controller.factory,
             start: flow.start,
-            workload: Workload {
-                download: flow.download.map(|d| match d {
-                    Download::Bytes(n) => sim::Download::Bytes(n),
-                    Download::Unlimited => sim::Download::Unlimited,
+            stop_at: flow.stop,
+            apps: vec![FlowApp {
+                name: "perf".into(),
+                spec: Arc::new(PerfSpec {
+                    download: flow.download,
+                    upload_bytes: flow.upload_bytes,
+                    repeat_after: flow.repeat_after,
+                    time_to_bytes: scenario.time_to_bytes.clone(),
                 }),
-                upload_bytes: flow.upload_bytes,
-                repeat_after: flow.repeat_after,
-                stop_at: flow.stop,
-            },
+            }],
             transport: transport_settings(scenario, index),
             qlog: flow.qlog && qlog_dir.is_some(),
         });
@@ -118,7 +122,6 @@ pub fn sim_config(
         seed: spec.seed,
         duration: scenario.duration,
         sample_interval: scenario.sample_interval,
-        time_to_bytes: scenario.time_to_bytes.clone(),
         flows,
         qlog_dir,
     })

@@ -106,14 +106,8 @@ pub struct FlowSpec {
     pub transport: TransportSpec,
 }
 
-/// Size of a flow's download.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Download {
-    /// A transfer of this many bytes.
-    Bytes(u64),
-    /// Send until the flow's `stop` time or the end of the run (bulk/iperf-like).
-    Unlimited,
-}
+/// Size of a flow's download: the perf protocol's request.
+pub use perfwire::Request as Download;
 
 /// Transport settings of one connection. `None` means "auto": the lab chooses (windows are
 /// sized from the path's bandwidth-delay product, see DESIGN.md) or leaves quinn's default.

@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use netsim::{Aqm, LinkConfig, LinkStats, LossModel, QueueLimit, ScheduleStep};
-use sim::{Exchange, FlowEnd, FlowOutcome, RunOutcome, Sample};
+use sim::apps::perf::{Exchange, PerfReport};
+use sim::{FlowEnd, FlowOutcome, RunOutcome, Sample};
 
 use crate::scenario::Scenario;
 
@@ -125,7 +126,8 @@ pub struct FlowSummary {
     pub efficiency: f64,
     /// Goodput / goodput ceiling (after protocol overhead).
     pub ceiling_fraction: f64,
-    /// Download bytes delivered in order (all exchanges).
+    /// Bytes the flow's applications delivered in order (for perf: the downloads, or the
+    /// uploads of an upload-only flow).
     pub bytes_delivered: u64,
     /// Upload bytes received in order by the server.
     pub bytes_uploaded: u64,
@@ -284,13 +286,21 @@ pub fn path_summary(scenario: &Scenario) -> PathSummary {
 }
 
 /// When an exchange stopped transferring: completion, the flow's end, or the run's end.
-fn exchange_end(exchange: &Exchange, flow: &FlowOutcome, run_end: Duration) -> Duration {
-    exchange
-        .completed_at
-        .or(flow.ended_at)
+/// When a busy period that began at `start` ended: its own end, else the flow's, else the run's.
+fn busy_end(
+    (start, end): (Duration, Option<Duration>),
+    flow: &FlowOutcome,
+    run_end: Duration,
+) -> Duration {
+    end.or(flow.ended_at)
         .unwrap_or(run_end)
         .min(run_end)
-        .max(exchange.requested_at)
+        .max(start)
+}
+
+/// The flow's perf application's report, if it has one.
+fn perf_report(flow: &FlowOutcome) -> Option<PerfReport> {
+    flow.apps.iter().find_map(PerfReport::of)
 }
 
 fn thresholds_map(exchange: &Exchange, thresholds: &[u64]) -> Thresholds {
@@ -322,16 +332,15 @@ fn flow_summary(
 ) -> FlowSummary {
     let mut active = Duration::ZERO;
     let mut capacity_bits = 0.0;
-    for exchange in &flow.exchanges {
-        let end = exchange_end(exchange, flow, run_end);
-        active += end - exchange.requested_at;
-        capacity_bits += scenario.forward.capacity_bits(exchange.requested_at, end);
+    for app in &flow.apps {
+        for &period in &app.busy_periods {
+            let end = busy_end(period, flow, run_end);
+            active += end - period.0;
+            capacity_bits += scenario.forward.capacity_bits(period.0, end);
+        }
     }
-    let useful_bytes = if flow.downloaded_bytes > 0 {
-        flow.downloaded_bytes
-    } else {
-        flow.uploaded_bytes
-    };
+    let useful_bytes = flow.delivered_bytes;
+    let perf = perf_report(flow).unwrap_or_default();
     let goodput_bps = if active.is_zero() {
         0.0
     } else {
@@ -349,7 +358,7 @@ fn flow_summary(
         FlowEnd::Error { reason } => ("error", Some(reason.clone())),
         FlowEnd::NotConnected => ("not_connected", None),
     };
-    let first = flow.exchanges.first();
+    let first = perf.exchanges.first();
     FlowSummary {
         name: flow.name.clone(),
         cc: flow.cc.clone(),
@@ -358,8 +367,8 @@ fn flow_summary(
         goodput_bps,
         efficiency: goodput_bps / mean_rate_bps,
         ceiling_fraction: goodput_bps / ceiling_bps,
-        bytes_delivered: flow.downloaded_bytes,
-        bytes_uploaded: flow.uploaded_bytes,
+        bytes_delivered: flow.delivered_bytes,
+        bytes_uploaded: perf.uploaded_bytes,
         start_s: seconds(flow.start),
         handshake_s: flow.handshake.map(seconds),
         completion_s: first.and_then(|e| e.completed_at.map(|c| seconds(c - e.requested_at))),
@@ -367,7 +376,7 @@ fn flow_summary(
             first.unwrap_or(&Exchange::default()),
             &scenario.time_to_bytes,
         ),
-        exchanges: flow
+        exchanges: perf
             .exchanges
             .iter()
             .map(|e| ExchangeSummary {
@@ -414,7 +423,14 @@ fn steady_goodputs(outcome: &RunOutcome, flows: &[FlowSummary], interval: Durati
     let start = outcome
         .flows
         .iter()
-        .map(|f| f.exchanges.first().map_or(f.start, |e| e.requested_at))
+        .map(|f| {
+            f.apps
+                .iter()
+                .filter_map(|a| a.busy_periods.first())
+                .map(|p| p.0)
+                .min()
+                .unwrap_or(f.start)
+        })
         .max()
         .unwrap_or_default();
     let end = outcome

@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 use lab::plan::RunSpec;
 use lab::runner::{self, Silent};
 use lab::scenario::Scenario;
+use sim::apps::perf::PerfReport;
 
 #[test]
 fn hybla_reaches_2mb_much_sooner_than_newreno_on_geo_without_a_loss_burst() {
@@ -21,7 +22,8 @@ fn hybla_reaches_2mb_much_sooner_than_newreno_on_geo_without_a_loss_burst() {
     let runs =
         runner::run_all(&scenario, &specs, None, 2, &Silent, &AtomicBool::new(false)).unwrap();
     let time_to_2mb = |i: usize| {
-        let exchange = &runs[i].outcome.flows[0].exchanges[0];
+        let perf = PerfReport::of(&runs[i].outcome.flows[0].apps[0]).unwrap();
+        let exchange = &perf.exchanges[0];
         (exchange.reached[&2_000_000] - exchange.requested_at).as_secs_f64()
     };
     let (hybla, newreno) = (time_to_2mb(0), time_to_2mb(1));

@@ -11,7 +11,7 @@ fn main() {
         10_000_000,
         common::ms(250),
         0.0001,
-        sim::Download::Unlimited,
+        perfwire::Request::Unlimited,
         Duration::from_secs(secs),
         &cc,
     );
@@ -22,8 +22,8 @@ fn main() {
     println!(
         "{cc}: end {:?} delivered {} B goodput {:.3} Mbit/s lost {} end {:?} datagrams {} wall {:?} ratio {:.0}x",
         out.end_time,
-        f.downloaded_bytes,
-        f.downloaded_bytes as f64 * 8.0 / out.end_time.as_secs_f64() / 1e6,
+        f.delivered_bytes,
+        f.delivered_bytes as f64 * 8.0 / out.end_time.as_secs_f64() / 1e6,
         f.sender.lost_packets,
         f.end,
         out.datagrams,

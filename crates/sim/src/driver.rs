@@ -20,18 +20,18 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use quinn_proto::congestion::ControllerFactory;
 use quinn_proto::{
-    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Endpoint,
+    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Dir, Endpoint,
     EndpointConfig, Event, ServerConfig,
 };
 
 use netsim::{Direction, IP_UDP_HEADER_BYTES, Path, PathConfig};
 
+use crate::app::{App, AppError, AppOutcome, AppSpec, Role};
 use crate::determinism::{FrozenClock, SeededCidGenerator, reset_key, seed_bytes, token_key};
 use crate::outcome::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
 use crate::probe::{ProbeReadings, ProbedFactory};
 use crate::tls::{self, Identity, TlsError};
 use crate::transport::TransportSettings;
-use crate::workload::{ClientApp, Corruption, ServerApp, Workload};
 
 /// Steps allowed at one instant before the run is declared livelocked.
 const MAX_STEPS_AT_ONE_INSTANT: u64 = 1_000_000;
@@ -47,8 +47,11 @@ pub struct FlowConfig {
     pub controller: Arc<dyn ControllerFactory + Send + Sync>,
     /// When the client starts connecting (since run start).
     pub start: Duration,
-    /// What the client asks for.
-    pub workload: Workload,
+    /// Close the connection at this time (since run start) if it is still open.
+    pub stop_at: Option<Duration>,
+    /// The applications on this connection, in order: the first one's data sender is the end
+    /// whose congestion controller the flow reports.
+    pub apps: Vec<FlowApp>,
     /// Resolved transport parameters.
     pub transport: TransportSettings,
     /// Write qlog files for this flow's two connections (needs `SimConfig::qlog_dir`).
@@ -61,9 +64,29 @@ impl std::fmt::Debug for FlowConfig {
             .field("name", &self.name)
             .field("cc", &self.cc)
             .field("start", &self.start)
-            .field("workload", &self.workload)
+            .field("stop_at", &self.stop_at)
+            .field("apps", &self.apps)
             .field("transport", &self.transport)
             .finish_non_exhaustive()
+    }
+}
+
+/// One application of a flow.
+#[derive(Debug, Clone)]
+pub struct FlowApp {
+    /// Name for reports (unique within the flow).
+    pub name: String,
+    /// What it is.
+    pub spec: Arc<dyn AppSpec>,
+}
+
+impl FlowConfig {
+    /// The end whose congestion controller carries the flow's data: its first application's
+    /// sender (the server when the flow has no application).
+    pub fn data_sender(&self) -> Role {
+        self.apps
+            .first()
+            .map_or(Role::Server, |app| app.spec.data_sender())
     }
 }
 
@@ -78,8 +101,6 @@ pub struct SimConfig {
     pub duration: Duration,
     /// Time-series sampling period.
     pub sample_interval: Duration,
-    /// Transfer sizes whose arrival times are reported (e.g. 2 MB, 10 MB).
-    pub time_to_bytes: Vec<u64>,
     /// The flows.
     pub flows: Vec<FlowConfig>,
     /// Where qlog files go, if any flow asks for them.
@@ -98,13 +119,15 @@ pub enum SimError {
     /// The configuration is inconsistent.
     #[error("invalid simulation config: {0}")]
     Config(String),
-    /// A receiver got bytes that differ from what was sent.
-    #[error("flow {flow}: {source}")]
-    Corruption {
+    /// An application failed: bytes differ from what was sent, or a protocol violation.
+    #[error("flow {flow}, app {app}: {source}")]
+    App {
         /// Flow name.
         flow: String,
+        /// Application name.
+        app: String,
         /// What was wrong.
-        source: Corruption,
+        source: AppError,
     },
     /// The run made no progress in virtual time.
     #[error(
@@ -162,13 +185,14 @@ impl Side {
 struct FlowState {
     client: Side,
     server: Side,
-    client_app: ClientApp,
-    server_app: ServerApp,
+    /// Client halves of the flow's applications, in application order.
+    client_apps: Vec<Box<dyn App>>,
+    /// Server halves, in the same order.
+    server_apps: Vec<Box<dyn App>>,
     client_config: Option<ClientConfig>,
     started: bool,
     connected_at: Option<Duration>,
     end: Option<(FlowEnd, Duration)>,
-    uploads_reported: usize,
 }
 
 /// Addresses are labels only: nothing leaves the process.
@@ -266,16 +290,16 @@ impl<'a> Simulation<'a> {
             client_config.transport_config(Arc::new(client_transport));
             server.timeout = None;
             client.timeout = None;
+            let (client_apps, server_apps) = flow.apps.iter().map(|app| app.spec.build()).unzip();
             flows.push(FlowState {
                 client,
                 server,
-                client_app: ClientApp::new(flow.workload.clone(), config.time_to_bytes.clone()),
-                server_app: ServerApp::default(),
+                client_apps,
+                server_apps,
                 client_config: Some(client_config),
                 started: false,
                 connected_at: None,
                 end: None,
-                uploads_reported: 0,
             });
         }
         Ok(Self {
@@ -363,7 +387,7 @@ impl<'a> Simulation<'a> {
 
     fn stop_flows(&mut self, now: Duration) {
         for (index, flow) in self.flows.iter_mut().enumerate() {
-            let Some(stop_at) = self.config.flows[index].workload.stop_at else {
+            let Some(stop_at) = self.config.flows[index].stop_at else {
                 continue;
             };
             if flow.end.is_some() || stop_at > now || !flow.started {
@@ -464,8 +488,19 @@ impl<'a> Simulation<'a> {
                     side.dirty = true;
                 }
             }
-            if flow.client_app.wakeup().is_some_and(|t| t <= now) {
+            if flow
+                .client_apps
+                .iter()
+                .any(|a| a.wakeup().is_some_and(|t| t <= now))
+            {
                 flow.client.dirty = true;
+            }
+            if flow
+                .server_apps
+                .iter()
+                .any(|a| a.wakeup().is_some_and(|t| t <= now))
+            {
+                flow.server.dirty = true;
             }
         }
     }
@@ -491,14 +526,14 @@ impl<'a> Simulation<'a> {
         now: Duration,
     ) -> Result<(), SimError> {
         let at = self.instant(now);
-        let name = &self.config.flows[index].name;
+        let flow_config = &self.config.flows[index];
         let flow = &mut self.flows[index];
         let (side, is_client) = match sends {
             Direction::Forward => (&mut flow.server, false),
             Direction::Return => (&mut flow.client, true),
         };
         side.dirty = false;
-        let mut wake_client = false;
+        let mut wake_peer = false;
         let Some((handle, connection)) = &mut side.connection else {
             return Ok(());
         };
@@ -509,9 +544,16 @@ impl<'a> Simulation<'a> {
         }
         while let Some(event) = connection.poll() {
             match event {
-                Event::Connected if is_client => {
-                    flow.connected_at = Some(now);
-                    flow.client_app.on_connected(now);
+                Event::Connected => {
+                    let apps = if is_client {
+                        flow.connected_at = Some(now);
+                        &mut flow.client_apps
+                    } else {
+                        &mut flow.server_apps
+                    };
+                    for app in apps {
+                        app.on_connected(now);
+                    }
                 }
                 Event::ConnectionLost { reason } if flow.end.is_none() => {
                     let end = match reason {
@@ -530,29 +572,35 @@ impl<'a> Simulation<'a> {
                 _ => {}
             }
         }
-        let result = if is_client {
-            // Uploads the server has fully received complete on the client's books.
-            for &(exchange, done_at) in &flow.server_app.uploads_completed[flow.uploads_reported..]
-            {
-                flow.client_app.note_upload_complete(exchange, done_at);
-            }
-            flow.uploads_reported = flow.server_app.uploads_completed.len();
-            let r = flow.client_app.drive(connection, now);
-            if flow.client_app.is_done() && flow.end.is_none() {
-                flow.end = Some((FlowEnd::Completed, now));
-                connection.close(at, 0u32.into(), "done".into());
-            }
-            r
+        let apps = if is_client {
+            &mut flow.client_apps
         } else {
-            let before = flow.server_app.uploads_completed.len();
-            let r = flow.server_app.drive(connection, now);
-            wake_client = flow.server_app.uploads_completed.len() > before;
-            r
+            &mut flow.server_apps
         };
-        result.map_err(|source| SimError::Corruption {
-            flow: name.clone(),
-            source,
-        })?;
+        // Streams the peer opened go to the first half that serves their direction; one
+        // nobody serves is left unread (its flow control stalls only that stream).
+        for dir in [Dir::Bi, Dir::Uni] {
+            while let Some(id) = connection.streams().accept(dir) {
+                if let Some(app) = apps.iter_mut().find(|a| a.accepts(dir)) {
+                    app.adopt_stream(id, now);
+                }
+            }
+        }
+        for (app, app_config) in apps.iter_mut().zip(&flow_config.apps) {
+            wake_peer |= app.drive(connection, now).map_err(|source| SimError::App {
+                flow: flow_config.name.clone(),
+                app: app_config.name.clone(),
+                source,
+            })?;
+        }
+        if is_client
+            && flow.end.is_none()
+            && !flow.client_apps.is_empty()
+            && flow.client_apps.iter().all(|a| a.is_finished())
+        {
+            flow.end = Some((FlowEnd::Completed, now));
+            connection.close(at, 0u32.into(), "done".into());
+        }
         let mut burst_packets = 0u64;
         while let Some(transmit) = connection.poll_transmit(at, 1, &mut self.buf) {
             burst_packets += 1;
@@ -578,8 +626,14 @@ impl<'a> Simulation<'a> {
         side.timeout = connection
             .poll_timeout()
             .map(|t| t.saturating_duration_since(self.base));
-        if wake_client {
-            self.flows[index].client.dirty = true;
+        if wake_peer {
+            let flow = &mut self.flows[index];
+            let peer = if is_client {
+                &mut flow.server
+            } else {
+                &mut flow.client
+            };
+            peer.dirty = true;
         }
         Ok(())
     }
@@ -600,20 +654,59 @@ impl<'a> Simulation<'a> {
             }
             consider(flow.client.timeout);
             consider(flow.server.timeout);
-            consider(flow.client_app.wakeup());
+            for app in flow.client_apps.iter().chain(&flow.server_apps) {
+                consider(app.wakeup());
+            }
             if flow.end.is_none() {
-                consider(config.workload.stop_at);
+                consider(config.stop_at);
             }
         }
         next
     }
 
     fn data_sender<'f>(flow: &'f FlowState, config: &FlowConfig) -> &'f Side {
-        if config.workload.download.is_some() {
-            &flow.server
-        } else {
-            &flow.client
+        match config.data_sender() {
+            Role::Server => &flow.server,
+            Role::Client => &flow.client,
         }
+    }
+
+    /// Bytes the flow's applications have received in order, each at its receiving end.
+    fn delivered_bytes(flow: &FlowState, config: &FlowConfig) -> u64 {
+        config
+            .apps
+            .iter()
+            .zip(flow.client_apps.iter().zip(&flow.server_apps))
+            .map(|(app, (client, server))| match app.spec.data_sender() {
+                Role::Server => client.received_bytes(),
+                Role::Client => server.received_bytes(),
+            })
+            .sum()
+    }
+
+    fn app_outcomes(flow: &FlowState, config: &FlowConfig) -> Vec<AppOutcome> {
+        config
+            .apps
+            .iter()
+            .zip(flow.client_apps.iter().zip(&flow.server_apps))
+            .map(|(app, (client, server))| {
+                let receiver = match app.spec.data_sender() {
+                    Role::Server => client,
+                    Role::Client => server,
+                };
+                let mut busy_periods = client.busy_periods();
+                busy_periods.extend(server.busy_periods());
+                let mut report = client.report();
+                report.extend(server.report());
+                AppOutcome {
+                    name: app.name.clone(),
+                    kind: app.spec.kind().to_owned(),
+                    received_bytes: receiver.received_bytes(),
+                    busy_periods,
+                    report,
+                }
+            })
+            .collect()
     }
 
     fn sample(&mut self, t: Duration) {
@@ -632,11 +725,7 @@ impl<'a> Simulation<'a> {
                 .as_ref()
                 .map(|(_, c)| c.stats().path)
                 .unwrap_or_default();
-            let delivered_bytes = if config.workload.download.is_some() {
-                flow.client_app.downloaded_bytes()
-            } else {
-                flow.server_app.upload_bytes_received
-            };
+            let delivered_bytes = Self::delivered_bytes(flow, config);
             self.samples.push(Sample {
                 t,
                 flow: index,
@@ -682,9 +771,8 @@ impl<'a> Simulation<'a> {
                 cc: config.cc.clone(),
                 start: config.start,
                 handshake: flow.connected_at.map(|t| t.saturating_sub(config.start)),
-                exchanges: flow.client_app.exchanges.clone(),
-                downloaded_bytes: flow.client_app.downloaded_bytes(),
-                uploaded_bytes: flow.server_app.upload_bytes_received,
+                delivered_bytes: Self::delivered_bytes(flow, config),
+                apps: Self::app_outcomes(flow, config),
                 end,
                 ended_at,
                 sender: sender_stats,

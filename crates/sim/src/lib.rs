@@ -9,27 +9,25 @@
 //! series. The same config and seed give the same outcome, bit for bit
 //! (see `determinism` for what that takes).
 
+pub mod app;
+pub mod apps;
 mod determinism;
 mod driver;
 mod outcome;
-pub mod pattern;
 mod probe;
-mod ranges;
 pub mod tls;
 mod transport;
-mod workload;
 
+pub use app::{App, AppError, AppOutcome, AppSpec, Role};
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
-pub use driver::{Control, FlowConfig, SimConfig, SimError, run};
+pub use driver::{Control, FlowApp, FlowConfig, SimConfig, SimError, run};
 pub use outcome::{EmulatorDrops, FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
 pub use probe::{ProbeReadings, ProbedFactory};
-pub use ranges::ReceivedRanges;
 pub use transport::{
     ACK_BUDGET_SHARE, ACK_PACKET_WIRE_BYTES, ACK_STALL_WORKAROUND_INITIAL_RTT,
     ACK_STALL_WORKAROUND_MAX_ACK_DELAY, MAX_ACK_ELICITING_THRESHOLD, MIN_ACKS_PER_BDP,
     QUINN_DEFAULT_INITIAL_RTT, TransportSettings, ack_threshold,
 };
-pub use workload::{Corruption, Download, Exchange, REQUEST_HEADER_BYTES, Workload};
 
 /// QUIC bytes per full-size packet that are not stream payload, for the goodput ceiling: short
 /// header (1 flags byte + [`CID_LEN`] + 2-byte packet number), AEAD tag (16), STREAM frame

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use netsim::{FlowLinkStats, LinkStats};
 
-use crate::workload::Exchange;
+use crate::app::AppOutcome;
 
 /// How a flow's connection ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,12 +57,10 @@ pub struct FlowOutcome {
     pub start: Duration,
     /// Handshake duration (start → connected), if it completed.
     pub handshake: Option<Duration>,
-    /// Request/response exchanges (two with a repeat).
-    pub exchanges: Vec<Exchange>,
-    /// Download bytes received in order, all exchanges.
-    pub downloaded_bytes: u64,
-    /// Upload bytes received in order by the server, all exchanges.
-    pub uploaded_bytes: u64,
+    /// Bytes the flow's applications received in order, each at its receiving end.
+    pub delivered_bytes: u64,
+    /// What each application did, in flow order.
+    pub apps: Vec<AppOutcome>,
     /// How it ended.
     pub end: FlowEnd,
     /// When it ended (completion, stop, or error), if before the end of the run.
@@ -82,7 +80,7 @@ pub struct Sample {
     pub t: Duration,
     /// Flow index.
     pub flow: usize,
-    /// Download bytes received in order so far (upload bytes for upload-only flows).
+    /// Bytes the flow's applications have received in order so far, each at its receiving end.
     pub delivered_bytes: u64,
     /// Congestion window of the data sender, bytes.
     pub cwnd_bytes: u64,

@@ -11,9 +11,6 @@ use std::sync::Arc;
 use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-/// ALPN of the QUIC performance protocol (draft-banks-quic-performance).
-pub const PERF_ALPN: &[u8] = b"perf";
-
 /// The name in the simulated server's certificate.
 pub const SERVER_NAME: &str = "server.sim.satquic";
 
@@ -76,7 +73,7 @@ pub fn server_crypto(identity: &Identity) -> Result<Arc<QuicServerConfig>, TlsEr
             vec![identity.cert.clone()],
             PrivateKeyDer::Pkcs8(identity.key.clone_key()),
         )?;
-    tls.alpn_protocols = vec![PERF_ALPN.to_vec()];
+    tls.alpn_protocols = vec![perfwire::ALPN.to_vec()];
     tls.max_early_data_size = 0;
     let quic = QuicServerConfig::try_from(tls).map_err(|e| TlsError::Quic(e.to_string()))?;
     Ok(Arc::new(quic))
@@ -90,7 +87,7 @@ pub fn client_crypto(identity: &Identity) -> Result<Arc<QuicClientConfig>, TlsEr
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    tls.alpn_protocols = vec![PERF_ALPN.to_vec()];
+    tls.alpn_protocols = vec![perfwire::ALPN.to_vec()];
     let quic = QuicClientConfig::try_from(tls).map_err(|e| TlsError::Quic(e.to_string()))?;
     Ok(Arc::new(quic))
 }

@@ -11,11 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use netsim::{LinkConfig, PathConfig, QueueLimit};
+use perfwire::Request;
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, NewRenoConfig};
+use sim::apps::perf::PerfSpec;
 use sim::{
-    ACK_STALL_WORKAROUND_MAX_ACK_DELAY, Control, Download, FlowConfig, QUINN_DEFAULT_INITIAL_RTT,
-    SimConfig, TransportSettings, Workload, run,
+    ACK_STALL_WORKAROUND_MAX_ACK_DELAY, Control, FlowApp, FlowConfig, QUINN_DEFAULT_INITIAL_RTT,
+    SimConfig, TransportSettings, run,
 };
 
 /// (acknowledged at, sent at) of every packet the server saw acknowledged, from the server
@@ -106,18 +108,19 @@ fn first_data_ack(transport: TransportSettings) -> Duration {
         seed: 1,
         duration: Duration::from_secs(10),
         sample_interval: Duration::from_millis(100),
-        time_to_bytes: vec![],
         flows: vec![FlowConfig {
             name: "f".into(),
             cc: "newreno".into(),
             controller: Arc::new(Recording { log: log.clone() }),
             start: Duration::ZERO,
-            workload: Workload {
-                download: Some(Download::Bytes(100_000)),
-                upload_bytes: None,
-                repeat_after: None,
-                stop_at: None,
-            },
+            stop_at: None,
+            apps: vec![FlowApp {
+                name: "perf".into(),
+                spec: Arc::new(PerfSpec {
+                    download: Some(Request::Bytes(100_000)),
+                    ..PerfSpec::default()
+                }),
+            }],
             transport,
             qlog: false,
         }],

@@ -6,7 +6,9 @@ mod common;
 use std::time::Duration;
 
 use common::{ms, single_flow};
-use sim::{Control, Download, FlowEnd, run};
+use perfwire::Request as Download;
+use sim::apps::perf::{PerfReport, PerfSpec};
+use sim::{Control, FlowEnd, run};
 
 fn run_ok(config: &sim::SimConfig) -> sim::RunOutcome {
     run(config, &mut |_| Control::Continue).expect("run succeeds")
@@ -25,8 +27,10 @@ fn sized_download_completes_with_every_byte_verified() {
     let out = run_ok(&config);
     let flow = &out.flows[0];
     assert_eq!(flow.end, FlowEnd::Completed);
-    assert_eq!(flow.downloaded_bytes, 3_000_000);
-    let exchange = &flow.exchanges[0];
+    assert_eq!(flow.delivered_bytes, 3_000_000);
+    let perf = PerfReport::of(&flow.apps[0]).unwrap();
+    assert_eq!(perf.downloaded_bytes, 3_000_000);
+    let exchange = &perf.exchanges[0];
     let completion = exchange.completed_at.unwrap() - exchange.requested_at;
     // 3 MB at 10 Mbit/s is 2.4 s of serialization at the very least.
     assert!(completion > Duration::from_millis(2400), "{completion:?}");
@@ -72,7 +76,7 @@ fn random_loss_is_recovered_and_counted() {
     let out = run_ok(&config);
     let flow = &out.flows[0];
     assert_eq!(flow.end, FlowEnd::Completed);
-    assert_eq!(flow.downloaded_bytes, 2_000_000);
+    assert_eq!(flow.delivered_bytes, 2_000_000);
     assert!(flow.sender.lost_packets > 0);
     assert!(flow.bottleneck_forward.random_losses > 0);
 }
@@ -112,20 +116,25 @@ fn upload_repeat_and_stop_workloads() {
         Duration::from_secs(30),
         "newreno",
     );
-    config.flows[0].workload.upload_bytes = Some(700_000);
-    config.flows[0].workload.repeat_after = Some(Duration::from_secs(2));
+    config.flows[0].apps = vec![common::perf_app(PerfSpec {
+        download: Some(Download::Bytes(500_000)),
+        upload_bytes: Some(700_000),
+        repeat_after: Some(Duration::from_secs(2)),
+        ..PerfSpec::default()
+    })];
     let out = run_ok(&config);
     let flow = &out.flows[0];
     assert_eq!(flow.end, FlowEnd::Completed);
-    assert_eq!(flow.exchanges.len(), 2);
-    assert_eq!(flow.downloaded_bytes, 1_000_000);
-    assert_eq!(flow.uploaded_bytes, 1_400_000);
-    let first_done = flow.exchanges[0].completed_at.unwrap();
+    let perf = PerfReport::of(&flow.apps[0]).unwrap();
+    assert_eq!(perf.exchanges.len(), 2);
+    assert_eq!(flow.delivered_bytes, 1_000_000);
+    assert_eq!(perf.uploaded_bytes, 1_400_000);
+    let first_done = perf.exchanges[0].completed_at.unwrap();
     assert_eq!(
-        flow.exchanges[1].requested_at,
+        perf.exchanges[1].requested_at,
         first_done + Duration::from_secs(2)
     );
-    assert!(flow.exchanges[0].upload_completed_at.is_some());
+    assert!(perf.exchanges[0].upload_completed_at.is_some());
 
     let mut config = single_flow(
         10_000_000,
@@ -135,7 +144,7 @@ fn upload_repeat_and_stop_workloads() {
         Duration::from_secs(30),
         "newreno",
     );
-    config.flows[0].workload.stop_at = Some(Duration::from_secs(3));
+    config.flows[0].stop_at = Some(Duration::from_secs(3));
     let out = run_ok(&config);
     assert_eq!(out.flows[0].end, FlowEnd::Stopped);
     assert_eq!(out.flows[0].ended_at, Some(Duration::from_secs(3)));

@@ -136,7 +136,7 @@ pub fn run(
             let payload = f64::from(sim::payload_bytes_per_packet(scenario.mtu_bytes));
             // Data the server transmits at τ after its first transmission reaches the client
             // half an RTT later; the server starts half an RTT after the request.
-            let start = outcome.flows[0].exchanges[0].requested_at + rtt;
+            let start = outcome.flows[0].apps[0].busy_periods[0].0 + rtt;
             let simulated = outcome
                 .samples
                 .iter()

@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use netsim::{LinkConfig, LossModel, PathConfig, QueueLimit};
+use perfwire::Request;
 use quinn_proto::congestion::{ControllerFactory, CubicConfig, NewRenoConfig};
-use sim::{Download, FlowConfig, SimConfig, TransportSettings, Workload};
+use sim::apps::perf::PerfSpec;
+use sim::{FlowApp, FlowConfig, SimConfig, TransportSettings};
 
 pub fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -23,7 +25,7 @@ pub fn single_flow(
     rate_bps: u64,
     one_way: Duration,
     loss: f64,
-    download: Download,
+    download: Request,
     duration: Duration,
     cc: &str,
 ) -> SimConfig {
@@ -48,21 +50,28 @@ pub fn single_flow(
         seed: 1,
         duration,
         sample_interval: ms(100),
-        time_to_bytes: vec![2_000_000, 10_000_000],
         flows: vec![FlowConfig {
             name: "f".into(),
             cc: cc.into(),
             controller: controller(cc),
             start: Duration::ZERO,
-            workload: Workload {
+            stop_at: None,
+            apps: vec![perf_app(PerfSpec {
                 download: Some(download),
-                upload_bytes: None,
-                repeat_after: None,
-                stop_at: None,
-            },
+                time_to_bytes: vec![2_000_000, 10_000_000],
+                ..PerfSpec::default()
+            })],
             transport,
             qlog: false,
         }],
         qlog_dir: None,
+    }
+}
+
+/// A flow's perf application.
+pub fn perf_app(spec: PerfSpec) -> FlowApp {
+    FlowApp {
+        name: "perf".into(),
+        spec: Arc::new(spec),
     }
 }

@@ -1,0 +1,3 @@
+//! The applications the simulator ships; see [`crate::app`] for how to add one.
+
+pub mod perf;
