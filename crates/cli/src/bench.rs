@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use lab::plan::{self, RunSpec};
+use lab::plan;
 use ring::aead::{AES_128_GCM, Aad, LessSafeKey, Nonce, UnboundKey};
+use scenario::RunSpec;
 
 use crate::run::load_scenario;
 

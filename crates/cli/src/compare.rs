@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use chart::{Chart, Series};
 use clap::Args;
-use lab::plots::{self, Chart, Series};
 
 /// Flags of `satquic compare`.
 #[derive(Debug, Args)]
@@ -168,7 +168,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let out = args.out.clone().unwrap_or_else(|| args.a.clone());
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let title = format!("goodput, 1 s sliding average: {la} vs {lb}");
-    let written = plots::line_chart(
+    let written = chart::line_chart(
         &out.join("compare"),
         &Chart {
             title: &title,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use lab::experiments::ideal;
+use studies::ideal;
 
 use crate::progress::Bars;
 
@@ -29,7 +29,7 @@ pub struct IdealArgs {
 /// Runs the experiment, prints the deviation table and writes the plot.
 pub fn ideal(args: IdealArgs) -> anyhow::Result<()> {
     let parse = |flag: &str, v: &str| {
-        lab::units::parse_duration(v).with_context(|| format!("{flag}: {v:?}"))
+        scenario::units::parse_duration(v).with_context(|| format!("{flag}: {v:?}"))
     };
     let rtts = args
         .rtt

@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use emu::relay::{Relay, RelayConfig};
-use lab::units;
 use netsim::{LinkConfig, LossModel};
+use scenario::units;
 
 use crate::run::load_scenario;
 

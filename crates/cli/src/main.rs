@@ -4,7 +4,6 @@
 //! that name the flag or file at fault.
 
 mod bench;
-mod builtin;
 mod compare;
 mod ideal;
 mod link;
@@ -74,7 +73,7 @@ fn main() -> ExitCode {
         Command::Ideal(args) => ideal::ideal(args),
         Command::Compare(args) => compare::compare(args),
         Command::Scenarios => {
-            for (name, _) in builtin::SCENARIOS {
+            for (name, _) in scenario::builtin::SCENARIOS {
                 println!("{name}");
             }
             Ok(())

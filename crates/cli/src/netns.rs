@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use chart::{Chart, Series};
 use clap::Args;
 use emu::ipnet::{self, BUCKET, CLIENT_ADDRESS, Netns, NetnsConfig, SERVER_ADDRESS};
-use lab::plots::{self, Chart, Series};
-use lab::units;
+use scenario::units;
 
 use crate::link::PathFlags;
 use crate::run::load_scenario;
@@ -146,7 +146,7 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
         });
     }
     csv.flush()?;
-    plots::line_chart(
+    chart::line_chart(
         &args.out.join("flows"),
         &Chart {
             title: "IP-level emulation: goodput per flow towards the client (1 s average)",

@@ -10,8 +10,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use emu::perf::{self, ClientOptions, Server, ServerOptions, Trust};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lab::units;
 use quinn::congestion::ControllerFactory;
+use scenario::units;
 
 /// A path as `--path FORWARD/RETURN/RTT`, e.g. "250Mbit/3Mbit/650ms": forward = server to
 /// client (downloads), 1-BDP buffers.
@@ -97,11 +97,9 @@ fn controller(
         };
         map.insert(k.trim().to_owned(), value);
     }
-    Ok(
-        lab::controllers::build(name, &map, "--cc", declared_bdp_bytes)
-            .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?
-            .factory,
-    )
+    let spec = scenario::controllers::ControllerSpec::parse(name, &map, "--cc")
+        .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?;
+    Ok(lab::controllers::build(&spec, declared_bdp_bytes).factory)
 }
 
 fn size(flag: &str, v: &str) -> anyhow::Result<u64> {
@@ -346,7 +344,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
             report
                 .time_to_bytes_s
                 .iter()
-                .map(|(b, t)| format!("{} in {t:.2} s", lab::summary::size_label(*b)))
+                .map(|(b, t)| format!("{} in {t:.2} s", report::summary::size_label(*b)))
                 .collect::<Vec<_>>()
                 .join(", ")
         );

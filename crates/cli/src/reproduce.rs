@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lab::reproduce::{self, Context};
 use lab::runner::Progress;
+use studies::reproduce::{self, Context};
 
 /// Flags of `satquic reproduce`.
 #[derive(Debug, Args)]

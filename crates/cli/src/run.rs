@@ -7,13 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use lab::output;
-use lab::plan::RunSpec;
 use lab::runner::{self, RunError};
-use lab::scenario::Scenario;
+use report::output;
+use scenario::RunSpec;
+use scenario::Scenario;
 
-use crate::builtin;
 use crate::progress::Bars;
+use scenario::builtin;
 
 /// Flags of `satquic run`.
 #[derive(Debug, Args)]
@@ -67,17 +67,17 @@ pub fn run_emu(
     specs: &[RunSpec],
     progress: &dyn lab::runner::Progress,
     cancel: &AtomicBool,
-) -> anyhow::Result<(Vec<lab::runner::CompletedRun>, bool)> {
+) -> anyhow::Result<(Vec<report::CompletedRun>, bool)> {
     let mut runs = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
-        let label = lab::plan::run_label(scenario, spec);
+        let label = scenario::run_label(scenario, spec);
         progress.started(index, &label, spec.seed);
         let wall = std::time::Instant::now();
         let result =
             lab::emu_backend::run(scenario, spec, cancel, &|t| progress.advanced(index, t));
         progress.finished(index);
         match result {
-            Ok(outcome) => runs.push(lab::runner::CompletedRun {
+            Ok(outcome) => runs.push(report::CompletedRun {
                 spec: spec.clone(),
                 label,
                 outcome,
@@ -162,7 +162,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     let labels: Vec<(String, u64)> = specs
         .iter()
-        .map(|s| (lab::plan::run_label(&scenario, s), s.seed))
+        .map(|s| (scenario::run_label(&scenario, s), s.seed))
         .collect();
     let visible = !args.quiet && std::io::stderr().is_terminal();
     let bars = Bars::new(&labels, scenario.duration, visible);
@@ -196,7 +196,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .iter()
         .map(|t| Some(t.speedup))
         .collect();
-    println!("{}", lab::table::render(&summary, &speed));
+    println!("{}", report::table::render(&summary, &speed));
     println!("wrote {}:", out.display());
     for path in written {
         println!("  {}", path.display());

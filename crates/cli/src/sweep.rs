@@ -10,8 +10,8 @@ use anyhow::bail;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lab::runner::Progress;
-use lab::scenario::Scenario;
-use lab::sweep::{self, SweepPlan};
+use scenario::Scenario;
+use studies::sweep::{self, SweepPlan};
 
 use crate::run::scenario_source;
 
@@ -68,11 +68,11 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if args.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
-    if !lab::sweep::METRIC_COLUMNS[4..].contains(&args.metric.as_str()) {
+    if !studies::sweep::METRIC_COLUMNS[4..].contains(&args.metric.as_str()) {
         bail!(
             "--metric {:?}: choose one of {}",
             args.metric,
-            lab::sweep::METRIC_COLUMNS[4..].join(", ")
+            studies::sweep::METRIC_COLUMNS[4..].join(", ")
         );
     }
     let axes = sweep::parse_grid(&args.grid)?;

@@ -17,8 +17,8 @@ use sim::apps::perf::{Exchange, PerfReport};
 use sim::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
 
 use crate::controllers;
-use crate::plan::RunSpec;
-use crate::scenario::{Download, Scenario};
+use scenario::RunSpec;
+use scenario::{Download, Scenario};
 
 /// Why a real-time run failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,7 +28,7 @@ pub enum EmuError {
     Unsupported(String),
     /// A controller name or parameter is invalid.
     #[error(transparent)]
-    Controller(#[from] controllers::ControllerError),
+    Controller(#[from] scenario::controllers::ControllerError),
     /// The perf endpoints failed.
     #[error(transparent)]
     Perf(#[from] perf::PerfError),
@@ -40,7 +40,10 @@ pub enum EmuError {
     Interrupted,
 }
 
-fn check_supported(scenario: &Scenario, spec: &RunSpec) -> Result<String, EmuError> {
+fn check_supported(
+    scenario: &Scenario,
+    spec: &RunSpec,
+) -> Result<scenario::controllers::ControllerSpec, EmuError> {
     for (i, f) in scenario.flows.iter().enumerate() {
         if !f.access_delay.is_zero() {
             return Err(EmuError::Unsupported(format!(
@@ -56,15 +59,12 @@ fn check_supported(scenario: &Scenario, spec: &RunSpec) -> Result<String, EmuErr
             return Err(EmuError::Unsupported(format!("flow[{i}] needs a download")));
         }
     }
-    let cc = match &spec.cc_override {
-        Some(cc) => cc.clone(),
-        None => scenario.flows[0].cc.clone(),
-    };
+    let cc = crate::plan::flow_controller(&scenario.flows[0], spec)?;
     if spec.cc_override.is_none()
         && scenario
             .flows
             .iter()
-            .any(|f| f.cc != cc || f.cc_params != scenario.flows[0].cc_params)
+            .any(|f| f.controller != scenario.flows[0].controller)
     {
         return Err(EmuError::Unsupported(
             "all flows must use the same controller (or give --cc)".into(),
@@ -81,18 +81,8 @@ pub fn run(
     progress: &dyn Fn(Duration),
 ) -> Result<RunOutcome, EmuError> {
     let cc = check_supported(scenario, spec)?;
-    let params =
-        if spec.cc_override.is_none() || Some(&scenario.flows[0].cc) == spec.cc_override.as_ref() {
-            scenario.flows[0].cc_params.clone()
-        } else {
-            Default::default()
-        };
-    let controller = controllers::build(
-        &cc,
-        &params,
-        "cc",
-        Some(crate::plan::declared_bdp_bytes(scenario, 0)),
-    )?;
+    let controller = controllers::build(&cc, Some(crate::plan::declared_bdp_bytes(scenario, 0)));
+    let cc = controller.label.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

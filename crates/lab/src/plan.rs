@@ -8,29 +8,10 @@ use std::sync::Arc;
 use sim::apps::perf::PerfSpec;
 use sim::{FlowApp, FlowConfig, SimConfig, TransportSettings};
 
-use crate::controllers::{self, ControllerError};
-use crate::scenario::Scenario;
+use scenario::controllers::{ControllerError, ControllerSpec};
+use scenario::{RunSpec, Scenario};
 
-/// One run to perform: a scenario played with a controller override and a seed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunSpec {
-    /// Replaces every flow's `cc` (the CLI's `--cc`), if set.
-    pub cc_override: Option<String>,
-    /// Seed of this run.
-    pub seed: u64,
-}
-
-/// The label of a run: the override, or the flows' controllers joined with "+".
-pub fn run_label(scenario: &Scenario, spec: &RunSpec) -> String {
-    match &spec.cc_override {
-        Some(cc) => cc.clone(),
-        None => {
-            let mut names: Vec<&str> = scenario.flows.iter().map(|f| f.cc.as_str()).collect();
-            names.dedup();
-            names.join("+")
-        }
-    }
-}
+use crate::controllers;
 
 /// The transport settings of flow `index`: the preset with the scenario's overrides applied.
 pub fn transport_settings(scenario: &Scenario, index: usize) -> TransportSettings {
@@ -73,6 +54,19 @@ pub fn declared_bdp_bytes(scenario: &Scenario, index: usize) -> u64 {
     netsim::bdp_bytes(link.rate_bps, path.flow_base_rtt(index))
 }
 
+/// The controller flow `flow` runs with under `spec`: its own, or the `--cc` override.
+/// Parameters belong to the scenario's controller; an override naming a different controller
+/// runs with that controller's defaults.
+pub fn flow_controller(
+    flow: &scenario::FlowSpec,
+    spec: &RunSpec,
+) -> Result<ControllerSpec, ControllerError> {
+    match &spec.cc_override {
+        Some(name) if name != flow.controller.name() => ControllerSpec::named(name, "--cc"),
+        _ => Ok(flow.controller.clone()),
+    }
+}
+
 /// Builds the simulation of `scenario` for `spec`.
 pub fn sim_config(
     scenario: &Scenario,
@@ -81,23 +75,10 @@ pub fn sim_config(
 ) -> Result<SimConfig, ControllerError> {
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (index, flow) in scenario.flows.iter().enumerate() {
-        let (name, field) = match &spec.cc_override {
-            Some(cc) => (cc.as_str(), "--cc".to_owned()),
-            None => (flow.cc.as_str(), format!("flow[{index}].cc")),
-        };
-        // Parameters belong to the scenario's controller; an override of a different
-        // controller runs with that controller's defaults.
-        let params = if name == flow.cc {
-            flow.cc_params.clone()
-        } else {
-            Default::default()
-        };
         let controller = controllers::build(
-            name,
-            &params,
-            &field,
+            &flow_controller(flow, spec)?,
             Some(declared_bdp_bytes(scenario, index)),
-        )?;
+        );
         flows.push(FlowConfig {
             name: flow.name.clone(),
             cc: controller.label,

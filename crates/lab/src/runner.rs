@@ -8,24 +8,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use sim::{Control, RunOutcome, SimError};
+use sim::{Control, SimError};
 
-use crate::controllers::ControllerError;
-use crate::plan::{self, RunSpec};
-use crate::scenario::Scenario;
-
-/// A finished run.
-#[derive(Debug)]
-pub struct CompletedRun {
-    /// What was run.
-    pub spec: RunSpec,
-    /// Controller label.
-    pub label: String,
-    /// What happened.
-    pub outcome: RunOutcome,
-    /// Wall-clock time the run took (for timing.json only).
-    pub wall: Duration,
-}
+use crate::plan;
+use report::CompletedRun;
+use scenario::RunSpec;
+use scenario::Scenario;
+use scenario::controllers::ControllerError;
 
 /// Why a batch of runs failed.
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +79,7 @@ pub fn jobs(
     specs
         .iter()
         .map(|spec| {
-            let label = plan::run_label(scenario, spec);
+            let label = scenario::run_label(scenario, spec);
             let qlog_dir = qlog_root.map(|root| root.join(format!("{label}-seed{}", spec.seed)));
             let config = plan::sim_config(scenario, spec, qlog_dir)?;
             Ok(Job {

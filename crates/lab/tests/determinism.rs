@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use lab::plan::RunSpec;
 use lab::runner::{self, Silent};
-use lab::scenario::Scenario;
+use scenario::RunSpec;
+use scenario::Scenario;
 
 fn scenario() -> Scenario {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/thesis-geo.toml");
@@ -30,7 +30,7 @@ fn run_into(dir: &Path, seed: u64, threads: usize) -> (Vec<u8>, Vec<u8>) {
         &AtomicBool::new(false),
     )
     .unwrap();
-    lab::output::write_all(dir, &scenario, seed, 1, &runs).unwrap();
+    report::output::write_all(dir, &scenario, seed, 1, &runs).unwrap();
     (
         std::fs::read(dir.join("summary.json")).unwrap(),
         std::fs::read(dir.join("timeseries.csv")).unwrap(),

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use lab::plan::RunSpec;
 use lab::runner::{self, Silent};
-use lab::scenario::Scenario;
+use scenario::RunSpec;
+use scenario::Scenario;
 use serde_json::{Value, json};
 
 const CONTROLLERS: [&str; 2] = ["newreno", "cubic"];
@@ -52,7 +52,7 @@ fn measure(file: &Path) -> Value {
         .collect();
     let runs = runner::run_all(&scenario, &specs, None, 2, &Silent, &AtomicBool::new(false))
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let summary = lab::output::summarize(&scenario, scenario.seed, 1, &runs);
+    let summary = report::output::summarize(&scenario, scenario.seed, 1, &runs);
     let summary = serde_json::to_value(&summary).unwrap();
     let mut by_cc = serde_json::Map::new();
     for run in summary["runs"].as_array().unwrap() {

@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use lab::plan::RunSpec;
 use lab::runner::{self, Silent};
-use lab::scenario::Scenario;
+use scenario::RunSpec;
+use scenario::Scenario;
 use sim::apps::perf::PerfReport;
 
 #[test]

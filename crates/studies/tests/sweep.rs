@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use lab::runner::Silent;
-use lab::scenario::{Scenario, ScenarioError};
-use lab::sweep::{self, SweepPlan};
+use scenario::{Scenario, ScenarioError};
+use studies::sweep::{self, SweepPlan};
 
 fn load(extra: &[String]) -> Result<Scenario, ScenarioError> {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/thesis-geo.toml");

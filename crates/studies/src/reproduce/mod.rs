@@ -12,11 +12,11 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use crate::experiments::ideal::IdealError;
-use crate::output::OutputError;
-use crate::plots::PlotError;
-use crate::runner::{Progress, RunError};
-use crate::scenario::ScenarioError;
+use crate::ideal::IdealError;
+use chart::PlotError;
+use lab::runner::{Progress, RunError};
+use report::output::OutputError;
+use scenario::ScenarioError;
 
 pub use experiments::EXPERIMENTS;
 
@@ -256,7 +256,7 @@ mod tests {
             out: Path::new("/nonexistent"),
             quick: true,
             threads: 1,
-            progress: &crate::runner::Silent,
+            progress: &lab::runner::Silent,
             cancel: &AtomicBool::new(false),
         };
         let err = run(&["thesis-moon".into()], &ctx).unwrap_err().to_string();

@@ -11,10 +11,10 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::plan::RunSpec;
-use crate::plots::{self, Chart, PlotError, Series};
-use crate::runner::{self, Progress, RunError};
-use crate::scenario::{Scenario, ScenarioError};
+use chart::{Chart, PlotError, Series};
+use lab::runner::{self, Progress, RunError};
+use scenario::RunSpec;
+use scenario::{Scenario, ScenarioError};
 
 /// The seed's example threshold (Fig. 1–3): γ = 32 segments.
 pub const GAMMA_SEGMENTS: f64 = 32.0;
@@ -207,7 +207,7 @@ pub fn plot(stem: &std::path::Path, curves: &[Curve], horizon: Duration) -> Resu
                 .collect(),
         });
     }
-    plots::line_chart(
+    chart::line_chart(
         stem,
         &Chart {
             title: "Ideal channel (1 Gbit/s, no loss): data transmitted, Hybla vs NewReno rules",

@@ -27,10 +27,8 @@ use netsim::{
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
+use crate::controllers::ControllerSpec;
 use crate::units;
-
-/// Congestion controllers a flow may name in `cc`.
-pub const CONTROLLERS: [&str; 4] = ["newreno", "cubic", "bbr", "hybla"];
 
 /// Master seed when the file gives none, so that two runs of the same file agree.
 pub const DEFAULT_SEED: u64 = 1;
@@ -83,10 +81,8 @@ pub struct Scenario {
 pub struct FlowSpec {
     /// Unique name (after `count` expansion, `"name-1"`, `"name-2"`, ...).
     pub name: String,
-    /// Congestion controller, one of [`CONTROLLERS`].
-    pub cc: String,
-    /// Controller parameters, kept raw; the controller factory validates them.
-    pub cc_params: BTreeMap<String, toml::Value>,
+    /// Congestion controller (`cc`) with its validated parameters (`cc_params`).
+    pub controller: ControllerSpec,
     /// When the client connects, since the start of the run.
     pub start: Duration,
     /// Extra one-way delay of this flow's access segment, added in each direction.
@@ -968,16 +964,8 @@ impl RawFlow {
         if self.name.trim().is_empty() {
             return Err(problem(format!("{at}.name"), "must not be empty"));
         }
-        if !CONTROLLERS.contains(&self.cc.as_str()) {
-            return Err(problem(
-                format!("{at}.cc"),
-                format!(
-                    "unknown congestion controller {:?} (expected one of {})",
-                    self.cc,
-                    CONTROLLERS.join(", ")
-                ),
-            ));
-        }
+        let controller = ControllerSpec::parse(&self.cc, &self.cc_params, &format!("{at}.cc"))
+            .map_err(|e| problem(e.field, e.problem))?;
         if self.count == 0 {
             return Err(problem(format!("{at}.count"), "must be at least 1"));
         }
@@ -1024,8 +1012,7 @@ impl RawFlow {
         self.transport.validate(&format!("{at}.transport"))?;
         let spec = FlowSpec {
             name: self.name,
-            cc: self.cc,
-            cc_params: self.cc_params,
+            controller,
             start,
             access_delay: self.access_delay.unwrap_or_default(),
             download,
@@ -1042,6 +1029,7 @@ impl RawFlow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controllers::{HyblaGrowth, HyblaSpec};
 
     const ORIGIN: &str = "case.toml";
 
@@ -1129,7 +1117,7 @@ max_ack_delay = "25ms"
 [[flow]]
 name = "hyb"
 cc = "hybla"
-cc_params = { rtt0 = "25ms", pacing = true }
+cc_params = { rtt0 = "25ms", growth = "seed" }
 count = 2
 start = "1s"
 access_delay = "10ms"
@@ -1162,11 +1150,11 @@ repeat_after = "10s"
         };
         let hyb = FlowSpec {
             name: "hyb-1".into(),
-            cc: "hybla".into(),
-            cc_params: BTreeMap::from([
-                ("rtt0".to_owned(), toml::Value::String("25ms".into())),
-                ("pacing".to_owned(), toml::Value::Boolean(true)),
-            ]),
+            controller: ControllerSpec::Hybla(HyblaSpec {
+                rtt0: Some(ms(25)),
+                growth: Some(HyblaGrowth::Seed),
+                ..HyblaSpec::default()
+            }),
             start: ms(1000),
             access_delay: ms(10),
             download: Some(Download::Unlimited),
@@ -1236,8 +1224,7 @@ repeat_after = "10s"
                 },
                 FlowSpec {
                     name: "up".into(),
-                    cc: "cubic".into(),
-                    cc_params: BTreeMap::new(),
+                    controller: ControllerSpec::named("cubic", "cc").unwrap(),
                     start: Duration::ZERO,
                     access_delay: Duration::ZERO,
                     download: Some(Download::Bytes(100_000_000)),
@@ -1272,7 +1259,10 @@ repeat_after = "10s"
         assert_eq!(flow.download, Some(Download::Bytes(10_000_000)));
         assert_eq!(flow.upload_bytes, None);
         assert!(!flow.qlog);
-        assert!(flow.cc_params.is_empty());
+        assert_eq!(
+            flow.controller,
+            ControllerSpec::named("newreno", "cc").unwrap()
+        );
         assert_eq!(flow.transport, TransportSpec::default());
     }
 
@@ -1584,7 +1574,7 @@ repeat_after = "10s"
                 "path.forward.rate=20Mbit",
                 "duration = 90s",
                 "seed=42",
-                "flow.0.cc=cubic",
+                "flow.0.cc=hybla",
                 "flow.0.qlog=true",
                 r#"flow.0.cc_params={ rtt0 = "25ms" }"#,
                 "path.forward.loss=1%",
@@ -1596,11 +1586,13 @@ repeat_after = "10s"
         assert_eq!(s.forward.rate_bps, 20_000_000);
         assert_eq!(s.duration, Duration::from_secs(90));
         assert_eq!(s.seed, 42);
-        assert_eq!(s.flows[0].cc, "cubic");
         assert!(s.flows[0].qlog);
         assert_eq!(
-            s.flows[0].cc_params.get("rtt0"),
-            Some(&toml::Value::String("25ms".into()))
+            s.flows[0].controller,
+            ControllerSpec::Hybla(HyblaSpec {
+                rtt0: Some(ms(25)),
+                ..HyblaSpec::default()
+            })
         );
         assert_eq!(s.forward.loss, LossModel::Bernoulli { probability: 0.01 });
         assert_eq!(s.flows[0].transport.max_ack_delay, Some(ms(10)));
@@ -1615,15 +1607,15 @@ repeat_after = "10s"
             &["flow.cc=hybla", "flow.transport.initial_rtt=600ms"],
         )
         .unwrap();
-        assert!(s.flows.iter().all(|f| f.cc == "hybla"));
+        assert!(s.flows.iter().all(|f| f.controller.name() == "hybla"));
         assert!(
             s.flows
                 .iter()
                 .all(|f| f.transport.initial_rtt == Some(ms(600)))
         );
         let s = load(&text, &["flow.1.cc=newreno"]).unwrap();
-        assert_eq!(s.flows[0].cc, "newreno");
-        assert_eq!(s.flows[1].cc, "newreno");
+        assert_eq!(s.flows[0].controller.name(), "newreno");
+        assert_eq!(s.flows[1].controller.name(), "newreno");
         let s = load(&text, &["flow.1.name=x"]).unwrap();
         assert_eq!(s.flows[1].name, "x");
     }

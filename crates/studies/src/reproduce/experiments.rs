@@ -6,13 +6,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Check, Context, Experiment, ReproduceError, Section};
-use crate::experiments::ideal;
-use crate::output;
-use crate::plan::RunSpec;
-use crate::plots::{self, Chart, Series};
-use crate::runner::{self, Job};
-use crate::scenario::Scenario;
-use crate::summary::{self, RunSummary};
+use crate::ideal;
+use chart::{Chart, Series};
+use lab::runner::{self, Job};
+use report::output;
+use report::summary::{self, RunSummary};
+use scenario::RunSpec;
+use scenario::Scenario;
+use scenario::controllers::{ControllerSpec, HyblaGrowth, HyblaSpec};
 
 /// Every experiment, in report order: (id, runs in `--quick` mode, function).
 pub const EXPERIMENTS: &[Experiment] = &[
@@ -391,16 +392,15 @@ fn rtt_sweep(
             overrides.extend(duration(ctx, quick_duration));
             // Only the satellite flow's controller changes; the wired flows stay NewReno.
             let mut scenario = load(text, origin, &overrides)?;
-            scenario.flows[0].cc_params.clear();
             // "hybla-seed": Hybla with the paper's growth rules, for the published figures.
-            if *cc == HYBLA_SEED {
-                scenario.flows[0].cc = "hybla".into();
-                scenario.flows[0]
-                    .cc_params
-                    .insert("growth".into(), toml::Value::String("seed".into()));
+            scenario.flows[0].controller = if *cc == HYBLA_SEED {
+                ControllerSpec::Hybla(HyblaSpec {
+                    growth: Some(HyblaGrowth::Seed),
+                    ..HyblaSpec::default()
+                })
             } else {
-                scenario.flows[0].cc = cc.to_string();
-            }
+                ControllerSpec::named(cc, "controllers").map_err(lab::runner::RunError::from)?
+            };
             scenarios.push(scenario);
         }
     }
@@ -459,7 +459,7 @@ fn rtt_plot(
         path: dir.clone(),
         source,
     })?;
-    plots::line_chart(
+    chart::line_chart(
         &dir.join("goodput-vs-rtt"),
         &Chart {
             title,
@@ -634,7 +634,7 @@ fn shares_chart(
         .iter()
         .map(|f| (f.name.clone(), f.goodput_bps / 1e6))
         .collect();
-    plots::bar_chart(&dir.join(name), title, "goodput (Mbit/s)", &bars)?;
+    chart::bar_chart(&dir.join(name), title, "goodput (Mbit/s)", &bars)?;
     Ok(PathBuf::from(id).join(format!("{name}.png")))
 }
 
@@ -1144,7 +1144,7 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
             );
             let title =
                 format!("{link}, RTT {rtt} ms, 1-BDP drop-tail: share of the link vs random loss");
-            plots::line_chart(
+            chart::line_chart(
                 &dir.join(&stem),
                 &Chart {
                     title: &title,

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
-use crate::plan::RunSpec;
-use crate::plots::{self, ErrorSeries, PlotError};
-use crate::runner::{self, Job, Progress, RunError};
-use crate::scenario::{Scenario, ScenarioError};
-use crate::summary;
-use crate::units;
+use chart::{ErrorSeries, PlotError};
+use lab::runner::{self, Job, Progress, RunError};
+use report::summary;
+use scenario::RunSpec;
+use scenario::units;
+use scenario::{Scenario, ScenarioError};
 
 /// One swept parameter: a scenario key (as for `--set`) and its values, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,7 +199,7 @@ fn header(axes: &[Axis]) -> Vec<String> {
         .collect()
 }
 
-fn rows(entry: &Entry, run: &runner::CompletedRun) -> Vec<Vec<String>> {
+fn rows(entry: &Entry, run: &report::CompletedRun) -> Vec<Vec<String>> {
     let summary = summary::run_summary(&entry.scenario, &run.label, &run.outcome);
     summary
         .flows
@@ -347,7 +347,7 @@ pub fn run(
             config: e.job.config.clone(),
         })
         .collect();
-    let on_done = |i: usize, run: &runner::CompletedRun| {
+    let on_done = |i: usize, run: &report::CompletedRun| {
         let mut file = appender.lock().expect("no poisoning");
         let mut writer = csv::WriterBuilder::new()
             .has_headers(false)
@@ -528,7 +528,7 @@ pub fn plot(
         format!("{} ({unit})", axes[0].key)
     };
     let title = format!("{metric} of flow {flow:?} vs {}", axes[0].key);
-    Ok(plots::error_bar_chart(
+    Ok(chart::error_bar_chart(
         stem, &title, &x_label, metric, &series,
     )?)
 }

@@ -1404,7 +1404,7 @@ mod tests {
     }
 
     /// Renders demo charts to `<temp>/plots-demo/` for a visual check:
-    /// `cargo test -p lab plots::tests::demo -- --ignored`.
+    /// `cargo test -p lab chart::tests::demo -- --ignored`.
     #[test]
     #[ignore]
     fn demo() {

@@ -16,7 +16,7 @@ use netsim::{Aqm, LinkConfig, LinkStats, LossModel, QueueLimit, ScheduleStep};
 use sim::apps::perf::{Exchange, PerfReport};
 use sim::{FlowEnd, FlowOutcome, RunOutcome, Sample};
 
-use crate::scenario::Scenario;
+use scenario::Scenario;
 
 /// Bumped whenever a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 1;

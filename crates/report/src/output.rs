@@ -5,14 +5,29 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sim::RunOutcome;
 
 use serde::Serialize;
 
-use crate::plots::{self, Chart, PlotError, Series};
-use crate::runner::CompletedRun;
-use crate::scenario::Scenario;
 use crate::summary::{self, Summary};
 use crate::timeseries::{self, GOODPUT_WINDOW};
+use chart::{Chart, PlotError, Series};
+use scenario::Scenario;
+
+/// A finished run.
+#[derive(Debug)]
+pub struct CompletedRun {
+    /// What was run.
+    pub spec: scenario::RunSpec,
+    /// Controller label.
+    pub label: String,
+    /// What happened.
+    pub outcome: RunOutcome,
+    /// Wall-clock time the run took (for timing.json only).
+    pub wall: Duration,
+}
 
 /// Why results could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -217,7 +232,7 @@ pub fn write_plots(
     };
     let mut written = Vec::new();
     let cwnd_title = format!("{} — congestion window{seed_note}", scenario.name);
-    written.extend(plots::line_chart(
+    written.extend(chart::line_chart(
         &dir.join("cwnd"),
         &Chart {
             title: &cwnd_title,
@@ -230,7 +245,7 @@ pub fn write_plots(
         "{} — goodput (bytes in order), 1 s sliding average{seed_note}",
         scenario.name
     );
-    written.extend(plots::line_chart(
+    written.extend(chart::line_chart(
         &dir.join("goodput"),
         &Chart {
             title: &goodput_title,

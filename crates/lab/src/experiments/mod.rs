@@ -1,3 +1,0 @@
-//! Experiments that check the lab against published analytic results.
-
-pub mod ideal;

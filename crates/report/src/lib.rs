@@ -1,0 +1,15 @@
+//! report — what a run produced, in the forms people read: `summary.json` (a [`Summary`] that
+//! serializes and reads back), `timeseries.csv`, `timing.json`, the terminal table and the
+//! figures.
+//!
+//! Layer: above `sim` (its [`sim::RunOutcome`] is the input) and `scenario`; it draws with
+//! `chart` and knows nothing about how runs are executed. A new output format is a module
+//! here, called from [`output::write_all`].
+
+pub mod output;
+pub mod summary;
+pub mod table;
+pub mod timeseries;
+
+pub use output::CompletedRun;
+pub use summary::Summary;

@@ -1,0 +1,362 @@
+//! The controller registry: every congestion controller a scenario may name in `cc`, with its
+//! `cc_params` validated when the scenario loads, so a typo names the file and the field
+//! before anything runs.
+//!
+//! This is data only; the lab turns a [`ControllerSpec`] into a quinn controller factory.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::units;
+
+/// Controllers a flow may name in `cc` (or `--cc`), in the order help texts list them.
+pub const CONTROLLERS: [&str; 4] = ["newreno", "cubic", "bbr", "hybla"];
+
+/// A controller name or parameter the lab cannot honour.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct ControllerError {
+    /// Scenario field (`flow[0].cc`, `flow[0].cc_params.initial_window`, or `--cc`).
+    pub field: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// A congestion controller with its validated parameters; `None` means quinn's (or Hybla's)
+/// default.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControllerSpec {
+    /// quinn's NewReno.
+    NewReno {
+        /// Initial window, bytes.
+        initial_window: Option<u64>,
+        /// Multiplicative decrease on loss (quinn's default 0.5).
+        loss_reduction_factor: Option<f64>,
+    },
+    /// quinn's Cubic.
+    Cubic {
+        /// Initial window, bytes.
+        initial_window: Option<u64>,
+    },
+    /// quinn's BBR (v1).
+    Bbr {
+        /// Initial window, bytes.
+        initial_window: Option<u64>,
+    },
+    /// satquic's Hybla.
+    Hybla(HyblaSpec),
+}
+
+/// Hybla's scenario parameters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HyblaSpec {
+    /// Reference RTT of the normalization ρ = RTT / RTT0.
+    pub rtt0: Option<Duration>,
+    /// Where slow start ends.
+    pub initial_ssthresh: Option<HyblaSsthresh>,
+    /// Window growth above the pipe.
+    pub growth: Option<HyblaGrowth>,
+    /// Initial window, bytes.
+    pub initial_window: Option<u64>,
+    /// Multiplicative decrease on a congestion loss.
+    pub loss_reduction_factor: Option<f64>,
+    /// How long a base-RTT sample is remembered.
+    pub base_rtt_window: Option<Duration>,
+}
+
+/// Hybla's `initial_ssthresh` choices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HyblaSsthresh {
+    /// The declared path BDP when the run knows its path, else measured (`"auto"`).
+    Auto,
+    /// Measured from the first flights only, ignoring the declared path (`"estimate"`).
+    Estimate,
+    /// No threshold: slow start until the first loss (`"none"`).
+    Infinite,
+    /// γ segments × ρ (`"32seg"`).
+    Segments(f64),
+    /// A fixed size.
+    Bytes(u64),
+}
+
+/// Hybla's `growth` choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HyblaGrowth {
+    /// Stops RTT-compensated growth at the measured pipe (`"pipe-aware"`, the default).
+    PipeAware,
+    /// The published rules unchanged (`"seed"`).
+    Seed,
+}
+
+impl ControllerSpec {
+    /// The name as a scenario writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ControllerSpec::NewReno { .. } => "newreno",
+            ControllerSpec::Cubic { .. } => "cubic",
+            ControllerSpec::Bbr { .. } => "bbr",
+            ControllerSpec::Hybla(_) => "hybla",
+        }
+    }
+
+    /// Controller `name` with `params`; `field` is where the name came from (`flow[0].cc`,
+    /// `--cc`), and errors in parameters name `<field>_params.<key>`.
+    pub fn parse(
+        name: &str,
+        params: &BTreeMap<String, toml::Value>,
+        field: &str,
+    ) -> Result<ControllerSpec, ControllerError> {
+        let param_field = |key: &str| format!("{field}_params.{key}");
+        let unknown = |key: &str, allowed: &str| ControllerError {
+            field: param_field(key),
+            problem: format!("unknown parameter for {name}; allowed: {allowed}"),
+        };
+        let only_initial_window = || -> Result<Option<u64>, ControllerError> {
+            let mut window = None;
+            for (key, value) in params {
+                match key.as_str() {
+                    "initial_window" => window = Some(size_param(&param_field(key), value)?),
+                    _ => return Err(unknown(key, "initial_window")),
+                }
+            }
+            Ok(window)
+        };
+        match name {
+            "newreno" => {
+                let (mut initial_window, mut loss_reduction_factor) = (None, None);
+                for (key, value) in params {
+                    match key.as_str() {
+                        "initial_window" => {
+                            initial_window = Some(size_param(&param_field(key), value)?)
+                        }
+                        "loss_reduction_factor" => {
+                            loss_reduction_factor = Some(float_param(&param_field(key), value)?)
+                        }
+                        _ => return Err(unknown(key, "initial_window, loss_reduction_factor")),
+                    }
+                }
+                Ok(ControllerSpec::NewReno {
+                    initial_window,
+                    loss_reduction_factor,
+                })
+            }
+            "cubic" => Ok(ControllerSpec::Cubic {
+                initial_window: only_initial_window()?,
+            }),
+            "bbr" => Ok(ControllerSpec::Bbr {
+                initial_window: only_initial_window()?,
+            }),
+            "hybla" => Ok(ControllerSpec::Hybla(hybla_spec(params, &param_field)?)),
+            other => Err(ControllerError {
+                field: field.to_owned(),
+                problem: format!(
+                    "unknown congestion controller {other:?}; available: {}",
+                    CONTROLLERS.join(", ")
+                ),
+            }),
+        }
+    }
+
+    /// The controller with its default parameters, e.g. for `--cc`.
+    pub fn named(name: &str, field: &str) -> Result<ControllerSpec, ControllerError> {
+        ControllerSpec::parse(name, &BTreeMap::new(), field)
+    }
+}
+
+fn size_param(field: &str, value: &toml::Value) -> Result<u64, ControllerError> {
+    let problem = |p: String| ControllerError {
+        field: field.to_owned(),
+        problem: p,
+    };
+    match value {
+        toml::Value::String(s) => units::parse_size(s).map_err(|e| problem(e.to_string())),
+        toml::Value::Integer(n) if *n > 0 => Ok(*n as u64),
+        other => Err(problem(format!(
+            "expected a size such as \"15KB\", got {other}"
+        ))),
+    }
+}
+
+fn float_param(field: &str, value: &toml::Value) -> Result<f64, ControllerError> {
+    match value {
+        toml::Value::Float(f) if (0.0..=1.0).contains(f) => Ok(*f),
+        other => Err(ControllerError {
+            field: field.to_owned(),
+            problem: format!("expected a number between 0 and 1, got {other}"),
+        }),
+    }
+}
+
+fn string_param<'a>(field: &str, value: &'a toml::Value) -> Result<&'a str, ControllerError> {
+    value.as_str().ok_or_else(|| ControllerError {
+        field: field.to_owned(),
+        problem: format!("expected a string, got {value}"),
+    })
+}
+
+fn positive_duration_param(field: &str, value: &toml::Value) -> Result<Duration, ControllerError> {
+    let invalid = |problem: String| ControllerError {
+        field: field.to_owned(),
+        problem,
+    };
+    let duration =
+        units::parse_duration(string_param(field, value)?).map_err(|e| invalid(e.to_string()))?;
+    if duration.is_zero() {
+        return Err(invalid("must be greater than zero".into()));
+    }
+    Ok(duration)
+}
+
+fn hybla_spec(
+    params: &BTreeMap<String, toml::Value>,
+    param_field: &dyn Fn(&str) -> String,
+) -> Result<HyblaSpec, ControllerError> {
+    let mut spec = HyblaSpec::default();
+    for (key, value) in params {
+        let field = param_field(key);
+        let invalid = |problem: String| ControllerError {
+            field: field.clone(),
+            problem,
+        };
+        match key.as_str() {
+            "rtt0" => {
+                spec.rtt0 = Some(
+                    positive_duration_param(&field, value)
+                        .map_err(|e| invalid(e.problem.replace("must be", "RTT0 must be")))?,
+                )
+            }
+            "initial_ssthresh" => {
+                let text = string_param(&field, value)?;
+                spec.initial_ssthresh = Some(match text {
+                    "auto" => HyblaSsthresh::Auto,
+                    "estimate" => HyblaSsthresh::Estimate,
+                    "none" | "infinite" => HyblaSsthresh::Infinite,
+                    _ => match text.strip_suffix("seg") {
+                        Some(n) => HyblaSsthresh::Segments(
+                            n.trim()
+                                .parse::<f64>()
+                                .ok()
+                                .filter(|g| g.is_finite() && *g >= 2.0)
+                                .ok_or_else(|| {
+                                    invalid(format!("{text:?}: expected e.g. \"32seg\" (γ ≥ 2)"))
+                                })?,
+                        ),
+                        None => HyblaSsthresh::Bytes(units::parse_size(text).map_err(|e| {
+                            invalid(format!("{e}; or \"auto\", \"none\", \"32seg\""))
+                        })?),
+                    },
+                });
+            }
+            "growth" => {
+                spec.growth = Some(match string_param(&field, value)? {
+                    "pipe-aware" => HyblaGrowth::PipeAware,
+                    "seed" | "plain" => HyblaGrowth::Seed,
+                    other => {
+                        return Err(invalid(format!(
+                            "{other:?}: expected \"pipe-aware\" (default) or \"seed\""
+                        )));
+                    }
+                });
+            }
+            "initial_window" => spec.initial_window = Some(size_param(&field, value)?),
+            "loss_reduction_factor" => {
+                spec.loss_reduction_factor = Some(float_param(&field, value)?)
+            }
+            "base_rtt_window" => {
+                spec.base_rtt_window = Some(positive_duration_param(&field, value)?)
+            }
+            _ => {
+                return Err(invalid(
+                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, initial_window, loss_reduction_factor, base_rtt_window".into(),
+                ));
+            }
+        }
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_controllers_parse_with_and_without_params() {
+        for name in CONTROLLERS {
+            let spec = ControllerSpec::named(name, "flow[0].cc").unwrap();
+            assert_eq!(spec.name(), name);
+            let params = BTreeMap::from([(
+                "initial_window".to_owned(),
+                toml::Value::String("30KB".into()),
+            )]);
+            assert!(
+                ControllerSpec::parse(name, &params, "flow[0].cc").is_ok(),
+                "{name}"
+            );
+        }
+    }
+
+    fn hybla_with(key: &str, value: toml::Value) -> Result<ControllerSpec, ControllerError> {
+        ControllerSpec::parse(
+            "hybla",
+            &BTreeMap::from([(key.to_owned(), value)]),
+            "flow[0].cc",
+        )
+    }
+
+    #[test]
+    fn hybla_parameters_parse_and_reject_nonsense() {
+        let s = |v: &str| toml::Value::String(v.into());
+        assert_eq!(
+            hybla_with("initial_ssthresh", s("32seg")).unwrap(),
+            ControllerSpec::Hybla(HyblaSpec {
+                initial_ssthresh: Some(HyblaSsthresh::Segments(32.0)),
+                ..HyblaSpec::default()
+            })
+        );
+        for (key, value) in [
+            ("rtt0", s("25ms")),
+            ("initial_ssthresh", s("auto")),
+            ("initial_ssthresh", s("none")),
+            ("initial_ssthresh", s("750KB")),
+            ("growth", s("seed")),
+            ("base_rtt_window", s("10s")),
+        ] {
+            assert!(hybla_with(key, value).is_ok(), "{key}");
+        }
+        for (key, value, needle) in [
+            ("rtt0", s("0ms"), "greater than zero"),
+            ("rtt0", toml::Value::Integer(25), "expected a string"),
+            ("initial_ssthresh", s("lots"), "auto"),
+            ("initial_ssthresh", s("1seg"), "γ ≥ 2"),
+            ("growth", s("fast"), "pipe-aware"),
+            ("base_rtt_window", s("0s"), "greater than zero"),
+            ("rho", s("20"), "allowed: rtt0"),
+        ] {
+            let err = hybla_with(key, value).err().unwrap().to_string();
+            assert!(
+                err.contains(&format!("flow[0].cc_params.{key}")) && err.contains(needle),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_names_and_params_name_the_field() {
+        let err = ControllerSpec::named("vegas", "--cc").err().unwrap();
+        assert!(
+            err.to_string()
+                .starts_with("--cc: unknown congestion controller"),
+            "{err}"
+        );
+        let params = BTreeMap::from([("rtt0".to_owned(), toml::Value::String("25ms".into()))]);
+        let err = ControllerSpec::parse("cubic", &params, "flow[1].cc")
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("flow[1].cc_params.rtt0"), "{err}");
+        let params = BTreeMap::from([("initial_window".to_owned(), toml::Value::Boolean(true))]);
+        let err = ControllerSpec::parse("newreno", &params, "flow[0].cc")
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("expected a size"), "{err}");
+    }
+}
