@@ -50,12 +50,18 @@ fn check_supported(
                 "flow[{i}].access_delay is not supported yet"
             )));
         }
-        if f.repeat_after.is_some() {
+        let [app] = f.apps.as_slice() else {
+            return Err(EmuError::Unsupported(format!(
+                "flow[{i}]: one application per flow"
+            )));
+        };
+        let scenario::apps::AppKind::Perf(perf) = &app.kind;
+        if perf.repeat_after.is_some() {
             return Err(EmuError::Unsupported(format!(
                 "flow[{i}].repeat_after is not supported yet"
             )));
         }
-        if f.download.is_none() {
+        if perf.download.is_none() {
             return Err(EmuError::Unsupported(format!("flow[{i}] needs a download")));
         }
     }
@@ -122,11 +128,11 @@ pub fn run(
                 server: relay_address,
                 server_name: "localhost".into(),
                 trust: Trust::Roots(roots.clone()),
-                download_bytes: match flow.download {
+                download_bytes: match flow.perf().and_then(|p| p.download) {
                     Some(Download::Bytes(n)) => Some(n),
                     _ => None,
                 },
-                upload_bytes: flow.upload_bytes.unwrap_or(0),
+                upload_bytes: flow.perf().and_then(|p| p.upload_bytes).unwrap_or(0),
                 duration: Some(
                     flow.stop
                         .unwrap_or(scenario.duration)
@@ -286,7 +292,7 @@ fn outcome(
                     downloaded_bytes: delivered,
                     uploaded_bytes: uploaded,
                 }
-                .into_outcome("perf", delivered),
+                .into_outcome(&flow.apps[0].name, delivered),
             ],
             end,
             ended_at,

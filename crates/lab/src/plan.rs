@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sim::apps::perf::PerfSpec;
-use sim::{FlowApp, FlowConfig, SimConfig, TransportSettings};
+use sim::{AppSpec, FlowApp, FlowConfig, SimConfig, TransportSettings};
 
+use scenario::apps::{AppConfig, AppKind};
 use scenario::controllers::{ControllerError, ControllerSpec};
 use scenario::{RunSpec, Scenario};
 
@@ -46,7 +47,10 @@ pub fn transport_settings(scenario: &Scenario, index: usize) -> TransportSetting
 pub fn declared_bdp_bytes(scenario: &Scenario, index: usize) -> u64 {
     let path = scenario.path_config();
     let flow = &scenario.flows[index];
-    let link = if flow.download.is_none() && flow.upload_bytes.is_some() {
+    let uploads_only = flow
+        .perf()
+        .is_some_and(|perf| perf.download.is_none() && perf.upload_bytes.is_some());
+    let link = if uploads_only {
         &path.return_link
     } else {
         &path.forward
@@ -64,6 +68,22 @@ pub fn flow_controller(
     match &spec.cc_override {
         Some(name) if name != flow.controller.name() => ControllerSpec::named(name, "--cc"),
         _ => Ok(flow.controller.clone()),
+    }
+}
+
+/// The simulator's application for a scenario's app table: the one place that knows both.
+fn flow_app(scenario: &Scenario, app: &AppConfig) -> FlowApp {
+    let spec: Arc<dyn AppSpec> = match &app.kind {
+        AppKind::Perf(perf) => Arc::new(PerfSpec {
+            download: perf.download,
+            upload_bytes: perf.upload_bytes,
+            repeat_after: perf.repeat_after,
+            time_to_bytes: scenario.time_to_bytes.clone(),
+        }),
+    };
+    FlowApp {
+        name: app.name.clone(),
+        spec,
     }
 }
 
@@ -85,15 +105,11 @@ pub fn sim_config(
             controller: controller.factory,
             start: flow.start,
             stop_at: flow.stop,
-            apps: vec![FlowApp {
-                name: "perf".into(),
-                spec: Arc::new(PerfSpec {
-                    download: flow.download,
-                    upload_bytes: flow.upload_bytes,
-                    repeat_after: flow.repeat_after,
-                    time_to_bytes: scenario.time_to_bytes.clone(),
-                }),
-            }],
+            apps: flow
+                .apps
+                .iter()
+                .map(|app| flow_app(scenario, app))
+                .collect(),
             transport: transport_settings(scenario, index),
             qlog: flow.qlog && qlog_dir.is_some(),
         });

@@ -27,6 +27,7 @@ use netsim::{
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
+use crate::apps::{AppConfig, AppKind, PerfConfig, RawApp, perf_config};
 use crate::controllers::ControllerSpec;
 use crate::units;
 
@@ -87,19 +88,30 @@ pub struct FlowSpec {
     pub start: Duration,
     /// Extra one-way delay of this flow's access segment, added in each direction.
     pub access_delay: Duration,
-    /// What the client downloads, if anything.
-    pub download: Option<Download>,
-    /// Bytes the client uploads, if any.
-    pub upload_bytes: Option<u64>,
-    /// Idle gap after the first download completes before a second download of the same size
-    /// (draft-kuhn "repeat").
-    pub repeat_after: Option<Duration>,
-    /// When an unlimited download stops sending, since the start of the run.
+    /// The applications on this connection, in order (at least one): the `[[flow.app]]`
+    /// tables, or the one perf application the shorthand (`download`, `upload`,
+    /// `repeat_after` on the flow) describes.
+    pub apps: Vec<AppConfig>,
+    /// When the connection closes if still open (unlimited transfers), since the start of
+    /// the run.
     pub stop: Option<Duration>,
     /// Whether to write a qlog file for this connection.
     pub qlog: bool,
     /// Transport settings: the flow's overrides merged over the scenario's `[transport]`.
     pub transport: TransportSpec,
+}
+
+impl FlowSpec {
+    /// The flow's first perf application, if any.
+    #[allow(
+        clippy::unnecessary_find_map,
+        reason = "perf is the only kind so far; the match grows with the next one"
+    )]
+    pub fn perf(&self) -> Option<&PerfConfig> {
+        self.apps.iter().find_map(|app| match &app.kind {
+            AppKind::Perf(perf) => Some(perf),
+        })
+    }
 }
 
 /// Size of a flow's download: the perf protocol's request.
@@ -465,6 +477,8 @@ struct RawFlow {
     qlog: bool,
     #[serde(default)]
     transport: RawTransport,
+    #[serde(default)]
+    app: Vec<RawApp>,
 }
 
 /// A size in a list (`time_to_bytes`).
@@ -477,7 +491,7 @@ impl<'de> Deserialize<'de> for SizeArg {
 }
 
 /// `"unlimited"` or a size.
-struct DownloadArg(Download);
+pub(crate) struct DownloadArg(pub(crate) Download);
 
 impl<'de> Deserialize<'de> for DownloadArg {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -696,12 +710,12 @@ fn merge<T: Copy>(flow: Option<Setting<T>>, global: Option<Setting<T>>) -> Optio
 // ---- validation ----------------------------------------------------------------------------------
 
 /// A validation failure before the file name is attached.
-struct Problem {
+pub(crate) struct Problem {
     field: String,
     problem: String,
 }
 
-fn problem(field: impl Into<String>, problem: impl Into<String>) -> Problem {
+pub(crate) fn problem(field: impl Into<String>, problem: impl Into<String>) -> Problem {
     Problem {
         field: field.into(),
         problem: problem.into(),
@@ -976,27 +990,50 @@ impl RawFlow {
                 format!("{start:?} is not before the end of the run ({run:?})"),
             ));
         }
-        let download = self.download.map(|d| d.0);
-        if download.is_none() && self.upload.is_none() {
-            return Err(problem(at, "a flow needs a download and/or an upload"));
-        }
-        if download == Some(Download::Bytes(0)) {
-            return Err(problem(
-                format!("{at}.download"),
-                "must be greater than zero",
-            ));
-        }
-        if self.upload == Some(0) {
-            return Err(problem(format!("{at}.upload"), "must be greater than zero"));
-        }
-        if self.repeat_after.is_some() && !matches!(download, Some(Download::Bytes(_))) {
-            return Err(problem(
-                format!("{at}.repeat_after"),
-                "repeats a sized download; set download to a size such as \"100MB\"",
-            ));
-        }
+        let shorthand =
+            self.download.is_some() || self.upload.is_some() || self.repeat_after.is_some();
+        let apps = if self.app.is_empty() {
+            if !shorthand {
+                return Err(problem(
+                    at,
+                    "a flow needs a download and/or an upload (or [[flow.app]] tables)",
+                ));
+            }
+            vec![AppConfig {
+                name: "perf".to_owned(),
+                kind: AppKind::Perf(perf_config(
+                    at,
+                    self.download.map(|d| d.0),
+                    self.upload,
+                    self.repeat_after,
+                )?),
+            }]
+        } else {
+            if shorthand {
+                return Err(problem(
+                    at,
+                    "give either download/upload/repeat_after on the flow or [[flow.app]] tables, not both",
+                ));
+            }
+            let mut apps: Vec<AppConfig> = Vec::new();
+            for (i, raw) in self.app.into_iter().enumerate() {
+                let app_at = format!("{at}.app[{i}]");
+                let app = raw.into_config(&app_at)?;
+                if apps.iter().any(|a| a.name == app.name) {
+                    return Err(problem(
+                        format!("{app_at}.name"),
+                        format!("{:?} is already used by another app of this flow", app.name),
+                    ));
+                }
+                apps.push(app);
+            }
+            apps
+        };
         if let Some(stop) = self.stop {
-            if download != Some(Download::Unlimited) {
+            let unlimited = apps.iter().all(|app| match &app.kind {
+                AppKind::Perf(perf) => perf.download == Some(Download::Unlimited),
+            });
+            if !unlimited {
                 return Err(problem(
                     format!("{at}.stop"),
                     "only applies to download = \"unlimited\"",
@@ -1015,9 +1052,7 @@ impl RawFlow {
             controller,
             start,
             access_delay: self.access_delay.unwrap_or_default(),
-            download,
-            upload_bytes: self.upload,
-            repeat_after: self.repeat_after,
+            apps,
             stop: self.stop,
             qlog: self.qlog,
             transport: self.transport.merged_over(global),
@@ -1157,9 +1192,14 @@ repeat_after = "10s"
             }),
             start: ms(1000),
             access_delay: ms(10),
-            download: Some(Download::Unlimited),
-            upload_bytes: None,
-            repeat_after: None,
+            apps: vec![AppConfig {
+                name: "perf".into(),
+                kind: AppKind::Perf(PerfConfig {
+                    download: Some(Download::Unlimited),
+                    upload_bytes: None,
+                    repeat_after: None,
+                }),
+            }],
             stop: Some(Duration::from_secs(60)),
             qlog: true,
             transport: TransportSpec {
@@ -1227,9 +1267,14 @@ repeat_after = "10s"
                     controller: ControllerSpec::named("cubic", "cc").unwrap(),
                     start: Duration::ZERO,
                     access_delay: Duration::ZERO,
-                    download: Some(Download::Bytes(100_000_000)),
-                    upload_bytes: Some(10_000_000),
-                    repeat_after: Some(Duration::from_secs(10)),
+                    apps: vec![AppConfig {
+                        name: "perf".into(),
+                        kind: AppKind::Perf(PerfConfig {
+                            download: Some(Download::Bytes(100_000_000)),
+                            upload_bytes: Some(10_000_000),
+                            repeat_after: Some(Duration::from_secs(10)),
+                        }),
+                    }],
                     stop: None,
                     qlog: false,
                     transport: transport_global,
@@ -1256,8 +1301,11 @@ repeat_after = "10s"
         assert_eq!(flow.name, "sat");
         assert_eq!(flow.start, Duration::ZERO);
         assert_eq!(flow.access_delay, Duration::ZERO);
-        assert_eq!(flow.download, Some(Download::Bytes(10_000_000)));
-        assert_eq!(flow.upload_bytes, None);
+        assert_eq!(
+            flow.perf().unwrap().download,
+            Some(Download::Bytes(10_000_000))
+        );
+        assert_eq!(flow.perf().unwrap().upload_bytes, None);
         assert!(!flow.qlog);
         assert_eq!(
             flow.controller,
@@ -1700,7 +1748,10 @@ repeat_after = "10s"
         let geo = load("thesis-geo");
         assert_eq!(geo.forward.delay + geo.return_link.delay, ms(500));
         assert_eq!(geo.forward.loss, LossModel::Bernoulli { probability: 1e-4 });
-        assert_eq!(geo.flows[0].download, Some(Download::Unlimited));
+        assert_eq!(
+            geo.flows[0].perf().unwrap().download,
+            Some(Download::Unlimited)
+        );
         let variable = load("kuhn-variable");
         assert_eq!(variable.forward.rate_bps, 50_000_000);
         assert_eq!(variable.forward.schedule[0].rate_bps, Some(10_000_000));
@@ -1712,7 +1763,49 @@ repeat_after = "10s"
         );
         let sat = load("sat");
         assert_eq!(sat.forward.queue, QueueLimit::Packets(25));
-        assert_eq!(sat.flows[0].download, Some(Download::Bytes(10 << 20)));
+        assert_eq!(
+            sat.flows[0].perf().unwrap().download,
+            Some(Download::Bytes(10 << 20))
+        );
+    }
+
+    #[test]
+    fn app_tables_describe_several_apps_on_one_connection() {
+        let text = BASE.replace(
+            "download = \"10MB\"",
+            "[[flow.app]]\nkind = \"perf\"\nname = \"file\"\ndownload = \"1MB\"\n\
+             [[flow.app]]\nkind = \"perf\"\nname = \"backup\"\nupload = \"2MB\"",
+        );
+        let s = load(&text, &[]).unwrap();
+        let names: Vec<&str> = s.flows[0].apps.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["file", "backup"]);
+        assert_eq!(
+            s.flows[0].apps[1].kind,
+            AppKind::Perf(PerfConfig {
+                download: None,
+                upload_bytes: Some(2_000_000),
+                repeat_after: None,
+            })
+        );
+        let m = fails(&text, &["flow.download=1MB"], "flow[0]");
+        assert!(m.contains("not both"), "{m}");
+        let m = fails(&text, &["flow.app.1.name=file"], "flow[0].app[1].name");
+        assert!(m.contains("already used"), "{m}");
+        let m = fails(
+            &text,
+            &["flow.app.0.download=0MB"],
+            "flow[0].app[0].download",
+        );
+        assert!(m.contains("greater than zero"), "{m}");
+        let bad_kind = text.replace(
+            "kind = \"perf\"\nname = \"file\"",
+            "kind = \"video\"\nname = \"file\"",
+        );
+        let err = load(&bad_kind, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("flow[0].app[0].kind") && err.contains("video"),
+            "{err}"
+        );
     }
 
     #[test]

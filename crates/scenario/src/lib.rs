@@ -10,6 +10,7 @@
 //! [`controllers`] validates `cc` and `cc_params`; [`builtin`] holds the scenarios compiled
 //! into the binary; [`RunSpec`] names one run of a scenario (controller override and seed).
 
+pub mod apps;
 pub mod builtin;
 pub mod controllers;
 mod file;

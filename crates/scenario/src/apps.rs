@@ -1,0 +1,163 @@
+//! The applications a flow runs, as scenario data: the `[[flow.app]]` tables and the
+//! shorthand (`download = "100MB"` on the flow itself), which is one perf application named
+//! `"perf"`.
+//!
+//! A new application kind is a variant of [`AppKind`] with its table struct here; the lab maps
+//! it to the simulator's application in one place (`lab::plan`).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::Download;
+use crate::file::{DownloadArg, Problem, problem};
+use crate::units;
+
+/// One application of a flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppConfig {
+    /// Name for reports, unique within the flow.
+    pub name: String,
+    /// What it is.
+    pub kind: AppKind,
+}
+
+/// The application kinds a scenario may name in `kind`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppKind {
+    /// The QUIC performance protocol: downloads, uploads, a repeated fetch, unlimited bulk.
+    Perf(PerfConfig),
+}
+
+impl AppKind {
+    /// The `kind` string of the scenario table.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AppKind::Perf(_) => "perf",
+        }
+    }
+}
+
+/// A perf application: what the client asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfConfig {
+    /// What the client downloads, if anything.
+    pub download: Option<Download>,
+    /// Bytes the client uploads, if any.
+    pub upload_bytes: Option<u64>,
+    /// Idle gap after the first download completes before a second download of the same size
+    /// (draft-kuhn "repeat").
+    pub repeat_after: Option<Duration>,
+}
+
+/// A `[[flow.app]]` table as written: `kind` picks the struct the rest is read into, so errors
+/// name the field inside the table.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct RawApp(toml::Table);
+
+/// The fields of a `kind = "perf"` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPerf {
+    name: Option<String>,
+    download: Option<DownloadArg>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_size")]
+    upload: Option<u64>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    repeat_after: Option<Duration>,
+}
+
+/// Reads the rest of an app table (without `kind`) into `T`, naming the field on error.
+fn fields<T: serde::de::DeserializeOwned>(table: toml::Table, at: &str) -> Result<T, Problem> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            at.to_owned()
+        } else {
+            format!("{at}.{path}")
+        };
+        problem(field, e.into_inner().message().to_owned())
+    })
+}
+
+impl RawApp {
+    /// Checks one app table at `at` (`flow[0].app[1]`).
+    pub(crate) fn into_config(self, at: &str) -> Result<AppConfig, Problem> {
+        let mut table = self.0;
+        let kind = match table.remove("kind") {
+            Some(toml::Value::String(kind)) => kind,
+            Some(other) => {
+                return Err(problem(
+                    format!("{at}.kind"),
+                    format!("expected a string such as \"perf\", got {other}"),
+                ));
+            }
+            None => {
+                return Err(problem(
+                    format!("{at}.kind"),
+                    "missing (e.g. kind = \"perf\")",
+                ));
+            }
+        };
+        match kind.as_str() {
+            "perf" => {
+                let raw: RawPerf = fields(table, at)?;
+                Ok(AppConfig {
+                    name: raw.name.unwrap_or_else(|| "perf".to_owned()),
+                    kind: AppKind::Perf(perf_config(
+                        at,
+                        raw.download.map(|d| d.0),
+                        raw.upload,
+                        raw.repeat_after,
+                    )?),
+                })
+            }
+            other => Err(problem(
+                format!("{at}.kind"),
+                format!(
+                    "unknown application kind {other:?}; available: {}",
+                    KINDS.join(", ")
+                ),
+            )),
+        }
+    }
+}
+
+/// Application kinds a `[[flow.app]]` table may name.
+pub const KINDS: [&str; 1] = ["perf"];
+
+/// Validates a perf application's fields (from a table or the flow shorthand at `at`).
+pub(crate) fn perf_config(
+    at: &str,
+    download: Option<Download>,
+    upload_bytes: Option<u64>,
+    repeat_after: Option<Duration>,
+) -> Result<PerfConfig, Problem> {
+    if download.is_none() && upload_bytes.is_none() {
+        return Err(problem(
+            at,
+            "a perf application needs a download and/or an upload",
+        ));
+    }
+    if download == Some(Download::Bytes(0)) {
+        return Err(problem(
+            format!("{at}.download"),
+            "must be greater than zero",
+        ));
+    }
+    if upload_bytes == Some(0) {
+        return Err(problem(format!("{at}.upload"), "must be greater than zero"));
+    }
+    if repeat_after.is_some() && !matches!(download, Some(Download::Bytes(_))) {
+        return Err(problem(
+            format!("{at}.repeat_after"),
+            "repeats a sized download; set download to a size such as \"100MB\"",
+        ));
+    }
+    Ok(PerfConfig {
+        download,
+        upload_bytes,
+        repeat_after,
+    })
+}
