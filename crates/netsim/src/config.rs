@@ -28,6 +28,22 @@ pub enum QueueLimit {
     BdpMultiple(f64),
 }
 
+impl QueueLimit {
+    /// The byte limit on a link of `rate_bps` whose bottleneck round trip is `base_rtt`:
+    /// `None` when the limit counts packets. A BDP multiple rounds to the nearest byte. The
+    /// one place this conversion happens: the link, the transport preset and the reports
+    /// all call it.
+    pub fn limit_bytes(self, rate_bps: u64, base_rtt: Duration) -> Option<u64> {
+        match self {
+            QueueLimit::Bytes(bytes) => Some(bytes),
+            QueueLimit::Packets(_) => None,
+            QueueLimit::BdpMultiple(multiple) => {
+                Some((crate::bdp_bytes(rate_bps, base_rtt) as f64 * multiple).round() as u64)
+            }
+        }
+    }
+}
+
 /// Random Early Detection parameters (Floyd & Jacobson 1993; seed 002 §4 uses min 5, max 15
 /// packets, queue 50 packets).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

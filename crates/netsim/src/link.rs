@@ -151,10 +151,11 @@ impl<P> Link<P> {
     ) -> Result<Self, ConfigError> {
         config.validate(field)?;
         let (limit_bytes, limit_packets) = match config.queue {
-            QueueLimit::Bytes(bytes) => (bytes, None),
             QueueLimit::Packets(packets) => (u64::MAX, Some(packets)),
-            QueueLimit::BdpMultiple(multiple) => (
-                (bdp_bytes(config.rate_bps, base_rtt) as f64 * multiple).round() as u64,
+            queue => (
+                queue
+                    .limit_bytes(config.rate_bps, base_rtt)
+                    .expect("byte limits"),
                 None,
             ),
         };

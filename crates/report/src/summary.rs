@@ -247,13 +247,10 @@ fn seconds(d: Duration) -> f64 {
 }
 
 fn link_summary(config: &LinkConfig, base_rtt: Duration) -> LinkSummary {
-    let (bytes, packets) = match config.queue {
-        QueueLimit::Bytes(b) => (Some(b), None),
-        QueueLimit::Packets(p) => (None, Some(p)),
-        QueueLimit::BdpMultiple(m) => (
-            Some((netsim::bdp_bytes(config.rate_bps, base_rtt) as f64 * m).round() as u64),
-            None,
-        ),
+    let bytes = config.queue.limit_bytes(config.rate_bps, base_rtt);
+    let packets = match config.queue {
+        QueueLimit::Packets(p) => Some(p),
+        _ => None,
     };
     LinkSummary {
         rate_bps: config.rate_bps,

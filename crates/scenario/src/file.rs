@@ -859,12 +859,8 @@ fn check_queue_holds_packet(
     base_rtt: Duration,
     mtu_bytes: u32,
 ) -> Result<(), Problem> {
-    let limit_bytes = match link.queue {
-        QueueLimit::Bytes(bytes) => bytes,
-        QueueLimit::Packets(_) => return Ok(()),
-        QueueLimit::BdpMultiple(multiple) => {
-            (netsim::bdp_bytes(link.rate_bps, base_rtt) as f64 * multiple).round() as u64
-        }
+    let Some(limit_bytes) = link.queue.limit_bytes(link.rate_bps, base_rtt) else {
+        return Ok(());
     };
     if limit_bytes < u64::from(mtu_bytes) {
         return Err(ConfigError::QueueTooSmall {

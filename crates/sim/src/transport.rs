@@ -117,11 +117,10 @@ impl TransportSettings {
                 .unwrap_or(forward.rate_bps);
             let bdp = bdp_bytes(max_rate, rtt);
             let buffer = match forward.queue {
-                QueueLimit::Bytes(b) => b,
                 QueueLimit::Packets(p) => p.saturating_mul(u64::from(path.mtu_bytes)),
-                QueueLimit::BdpMultiple(m) => {
-                    (bdp_bytes(forward.rate_bps, path.base_rtt()) as f64 * m) as u64
-                }
+                queue => queue
+                    .limit_bytes(forward.rate_bps, path.base_rtt())
+                    .expect("byte limits"),
             };
             2 * (bdp + buffer)
         };
