@@ -73,3 +73,32 @@ pub fn get(name: &str) -> Option<&'static str> {
         .find(|(n, _)| *n == name)
         .map(|(_, text)| *text)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The catalog is the `scenarios/` folder: every file there is built in, under its file
+    /// name, with its exact text, and nothing else is.
+    #[test]
+    fn catalog_matches_the_scenarios_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        let mut built_in: Vec<(String, String)> = super::SCENARIOS
+            .iter()
+            .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+            .collect();
+        built_in.sort();
+        assert_eq!(built_in, files);
+        assert!(super::get(super::DEFAULT).is_some());
+    }
+}
