@@ -75,6 +75,13 @@ fn same_seed_gives_byte_identical_summary_and_timeseries() {
     ] {
         assert!(text.contains(key), "summary.json lacks {key}");
     }
+    // summary.json reads back into the same Summary, byte for byte.
+    let read_back: report::Summary = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        serde_json::to_string_pretty(&read_back).unwrap() + "\n",
+        text,
+        "summary.json does not round-trip through report::Summary"
+    );
     for dir in ["a", "b", "c"] {
         let _ = std::fs::remove_dir_all(temp(dir));
     }

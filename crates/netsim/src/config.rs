@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bytes added to every QUIC datagram on the wire: IPv4 (20) + UDP (8) headers.
 ///
@@ -16,7 +16,7 @@ pub const IP_UDP_HEADER_BYTES: u32 = 28;
 pub const DEFAULT_MTU_BYTES: u32 = 1500;
 
 /// How large the bottleneck buffer is.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueLimit {
     /// At most this many bytes of IP packets may wait (including the one being serialized).
@@ -46,7 +46,7 @@ impl QueueLimit {
 
 /// Random Early Detection parameters (Floyd & Jacobson 1993; seed 002 §4 uses min 5, max 15
 /// packets, queue 50 packets).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RedConfig {
     /// Average queue (packets) below which nothing is dropped early.
     pub min_threshold_packets: f64,
@@ -70,7 +70,7 @@ impl Default for RedConfig {
 }
 
 /// The queue discipline of a link's buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Aqm {
     /// Drop an arrival only when the buffer is full.
@@ -82,7 +82,7 @@ pub enum Aqm {
 }
 
 /// Random (non-congestion) loss applied to packets that made it through the buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "model")]
 pub enum LossModel {
     /// Every packet is delivered.
@@ -132,7 +132,7 @@ impl LossModel {
 
 /// A change of a link's properties at a point in time (e.g. a rate drop from 50 to 10 Mbit/s
 /// at 5 s, or a LEO handover changing the propagation delay). Unset fields keep their value.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct ScheduleStep {
     /// Time since the start of the run at which the change happens.
     pub at: Duration,
@@ -145,7 +145,7 @@ pub struct ScheduleStep {
 }
 
 /// One direction of the bottleneck.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkConfig {
     /// Serialization rate of IP packets, bits per second.
     pub rate_bps: u64,
@@ -198,7 +198,7 @@ impl LinkConfig {
 /// A dumbbell: every flow crosses the same bottleneck in both directions, plus a private,
 /// unlimited-rate access segment with its own one-way delay (added in each direction), so flows
 /// can have different RTTs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PathConfig {
     /// Server → client (download) direction.
     pub forward: LinkConfig,

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{Aqm, ConfigError, LinkConfig, LossModel, QueueLimit};
 use crate::loss::LossProcess;
@@ -34,7 +34,7 @@ pub enum Verdict {
 }
 
 /// Counters of one link direction. Bytes are IP bytes (QUIC datagram + 28).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LinkStats {
     /// Packets offered to the buffer.

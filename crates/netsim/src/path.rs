@@ -8,13 +8,13 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, PathConfig};
 use crate::link::{Link, LinkStats, Verdict};
 
 /// Which way a packet travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Server → client (downloads flow this way).
@@ -39,7 +39,7 @@ pub struct Delivery<P> {
 }
 
 /// Per-flow counters at the bottleneck, one set per direction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct FlowLinkStats {
     /// Packets dropped by the buffer (full, RED, or oversize).

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use sim::RunOutcome;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::summary::{self, Summary};
 use crate::timeseries::{self, GOODPUT_WINDOW};
@@ -62,7 +62,7 @@ pub enum OutputError {
 }
 
 /// Wall-clock figures of one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunTiming {
     /// Controller label.
     pub cc: String,
@@ -79,7 +79,7 @@ pub struct RunTiming {
 }
 
 /// Contents of timing.json.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Timing {
     /// Per run, in summary order.
     pub runs: Vec<RunTiming>,

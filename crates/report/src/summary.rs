@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use netsim::{Aqm, LinkConfig, LinkStats, LossModel, QueueLimit, ScheduleStep};
 use sim::apps::perf::{Exchange, PerfReport};
@@ -22,7 +22,7 @@ use scenario::Scenario;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Top of `summary.json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     /// Schema of this file.
     pub schema_version: u32,
@@ -47,7 +47,7 @@ pub struct Summary {
 }
 
 /// The path, resolved (queue limits in bytes, ceiling computed).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PathSummary {
     /// Server → client.
     pub forward: LinkSummary,
@@ -65,7 +65,7 @@ pub struct PathSummary {
 }
 
 /// One direction of the bottleneck.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LinkSummary {
     /// Initial rate, bit/s.
     pub rate_bps: u64,
@@ -86,7 +86,7 @@ pub struct LinkSummary {
 }
 
 /// One (controller, seed) run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSummary {
     /// Controller label of the run.
     pub cc: String,
@@ -110,7 +110,7 @@ pub struct RunSummary {
 }
 
 /// One flow of one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FlowSummary {
     /// Flow name.
     pub name: String,
@@ -158,7 +158,7 @@ pub struct FlowSummary {
 }
 
 /// One request/response of a flow.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExchangeSummary {
     /// Request sent, seconds since run start.
     pub requested_s: f64,
@@ -171,7 +171,7 @@ pub struct ExchangeSummary {
 }
 
 /// Mean and spread of a flow's results over seeds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Aggregate {
     /// Controller.
     pub cc: String,
@@ -221,6 +221,30 @@ impl Serialize for Thresholds {
             map.serialize_entry(label, seconds)?;
         }
         map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Thresholds {
+    /// Reads the object in document order (the size order it was written in).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Thresholds;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of size label → seconds or null")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Thresholds, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Option<f64>>()? {
+                    entries.push(entry);
+                }
+                Ok(Thresholds(entries))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
     }
 }
 
