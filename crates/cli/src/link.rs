@@ -104,6 +104,8 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
         }
     };
     let relay = Relay::start(RelayConfig {
+        access_delays: Vec::new(),
+        flow_upstreams: Vec::new(),
         listen: args.listen,
         upstream: args.to,
         forward,

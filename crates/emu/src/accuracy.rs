@@ -67,6 +67,8 @@ pub fn measure(
         ..LinkConfig::new(rate_bps, delay)
     };
     let relay = Relay::start(RelayConfig {
+        access_delays: Vec::new(),
+        flow_upstreams: Vec::new(),
         listen: "127.0.0.1:0".parse().expect("valid address"),
         upstream: sink.local_addr()?,
         forward: link.clone(),

@@ -1,10 +1,13 @@
 //! A UDP relay that imposes a modelled satellite path on real traffic: the same
-//! [`netsim::Link`] the simulator uses, driven by the wall clock.
+//! [`netsim::Path`] the simulator uses (bottleneck links and per-flow access segments),
+//! driven by the wall clock.
 //!
 //! Clients send to the relay's listen address; each client gets its own upstream socket
 //! towards the server, so replies find their way back. Client → server packets cross the
 //! return link, server → client packets the forward link (forward = download, as in scenario
-//! files). Everything shares one bottleneck per direction.
+//! files). Everything shares one bottleneck per direction. Client `k` (in the order clients
+//! first send) is flow `k` of the path, with access delay `access_delays[k]` (zero beyond
+//! the list).
 //!
 //! Threads: one receiver on the listen socket, one per client's upstream socket, and one
 //! scheduler that owns both links, admits packets at their receive time and sends each one
@@ -22,7 +25,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use netsim::{IP_UDP_HEADER_BYTES, Link, LinkConfig, LinkStats};
+use netsim::{
+    Direction, FlowLinkStats, IP_UDP_HEADER_BYTES, LinkConfig, LinkStats, Path, PathConfig,
+};
 
 use crate::sockbuf;
 
@@ -46,12 +51,17 @@ pub struct RelayConfig {
     pub listen: SocketAddr,
     /// The server.
     pub upstream: SocketAddr,
+    /// A server per client, in the order clients appear (clients beyond the list go to
+    /// `upstream`): lets each flow have its own server, e.g. its own congestion controller.
+    pub flow_upstreams: Vec<SocketAddr>,
     /// Server → client.
     pub forward: LinkConfig,
     /// Client → server.
     pub return_link: LinkConfig,
     /// IP MTU; larger packets are dropped.
     pub mtu_bytes: u32,
+    /// Extra one-way delay of each client's access segment, in the order clients appear.
+    pub access_delays: Vec<Duration>,
     /// Seed of the loss and AQM randomness.
     pub seed: u64,
     /// Receive and send buffer of every relay socket, bytes; None sizes them from the path
@@ -99,6 +109,25 @@ pub struct RelayStats {
     pub socket_buffer: sockbuf::Granted,
     /// Lateness of each delivery against the model's arrival time, microseconds.
     pub lateness_us: Histogram<u64>,
+    /// Per client (flow), in the order clients appeared: \[forward, return\] bottleneck
+    /// counters.
+    pub flows: Vec<[FlowLinkStats; 2]>,
+    /// Bottleneck occupancy every [`QUEUE_SAMPLE_INTERVAL`]: (time since start, forward bytes,
+    /// return bytes).
+    pub queue_samples: Vec<(Duration, u64, u64)>,
+}
+
+/// Period of [`RelayStats::queue_samples`].
+pub const QUEUE_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Counters the scheduler publishes.
+#[derive(Clone)]
+struct Published {
+    forward: LinkStats,
+    return_link: LinkStats,
+    lateness: Histogram<u64>,
+    flows: Vec<[FlowLinkStats; 2]>,
+    queue_samples: Vec<(Duration, u64, u64)>,
 }
 
 struct Packet {
@@ -122,7 +151,7 @@ struct Shared {
     handoff_bytes: AtomicU64,
     overload_drops: AtomicU64,
     clients_seen: AtomicU64,
-    stats: Mutex<(LinkStats, LinkStats, Histogram<u64>)>,
+    stats: Mutex<Published>,
 }
 
 /// A running relay; stops when dropped.
@@ -138,27 +167,19 @@ pub struct Relay {
 impl Relay {
     /// Binds the listen socket and starts relaying.
     pub fn start(config: RelayConfig) -> io::Result<Relay> {
-        let base_rtt = config.forward.delay + config.return_link.delay;
         let invalid =
             |e: netsim::ConfigError| io::Error::new(io::ErrorKind::InvalidInput, e.to_string());
-        let forward: Link<(usize, Vec<u8>)> = Link::new(
-            &config.forward,
-            config.mtu_bytes,
-            base_rtt,
+        let path: Path<Vec<u8>> = Path::new(
+            &PathConfig {
+                forward: config.forward.clone(),
+                return_link: config.return_link.clone(),
+                mtu_bytes: config.mtu_bytes,
+                access_delays: Vec::new(),
+            },
             config.seed,
-            1,
-            "forward",
         )
         .map_err(invalid)?;
-        let return_link: Link<(usize, Vec<u8>)> = Link::new(
-            &config.return_link,
-            config.mtu_bytes,
-            base_rtt,
-            config.seed,
-            2,
-            "return",
-        )
-        .map_err(invalid)?;
+        let access_delays = config.access_delays.clone();
         let listen = Arc::new(UdpSocket::bind(config.listen)?);
         listen.set_read_timeout(Some(POLL))?;
         let socket_buffer_bytes = config.socket_buffer_bytes();
@@ -172,11 +193,13 @@ impl Relay {
             handoff_bytes: AtomicU64::new(0),
             overload_drops: AtomicU64::new(0),
             clients_seen: AtomicU64::new(0),
-            stats: Mutex::new((
-                LinkStats::default(),
-                LinkStats::default(),
-                Histogram::new(3).expect("3 significant digits is valid"),
-            )),
+            stats: Mutex::new(Published {
+                forward: LinkStats::default(),
+                return_link: LinkStats::default(),
+                lateness: Histogram::new(3).expect("3 significant digits is valid"),
+                flows: Vec::new(),
+                queue_samples: Vec::new(),
+            }),
         });
         let (tx, rx) = mpsc::sync_channel::<Packet>(HANDOFF_CAPACITY);
         let clients: Arc<Mutex<Vec<Client>>> = Arc::new(Mutex::new(Vec::new()));
@@ -185,15 +208,23 @@ impl Relay {
         {
             let (listen, shared, clients, tx) =
                 (listen.clone(), shared.clone(), clients.clone(), tx.clone());
-            let upstream = config.upstream;
+            let (upstream, flow_upstreams) = (config.upstream, config.flow_upstreams.clone());
             threads.push(std::thread::spawn(move || {
-                receive_from_clients(&listen, upstream, &shared, &clients, &tx, start)
+                receive_from_clients(
+                    &listen,
+                    upstream,
+                    &flow_upstreams,
+                    &shared,
+                    &clients,
+                    &tx,
+                    start,
+                )
             }));
         }
         {
             let (listen, shared, clients) = (listen.clone(), shared.clone(), clients.clone());
             threads.push(std::thread::spawn(move || {
-                schedule(rx, &listen, forward, return_link, &shared, &clients, start)
+                schedule(rx, &listen, path, &access_delays, &shared, &clients, start)
             }));
         }
         drop(tx);
@@ -214,8 +245,7 @@ impl Relay {
 
     /// Counters so far.
     pub fn stats(&self) -> RelayStats {
-        let (forward, return_link, lateness) =
-            self.shared.stats.lock().expect("no poisoning").clone();
+        let published = self.shared.stats.lock().expect("no poisoning").clone();
         let kernel_drops = sockbuf::kernel_drops(&self.listen).unwrap_or(0)
             + self
                 .clients
@@ -225,14 +255,16 @@ impl Relay {
                 .map(|c| sockbuf::kernel_drops(&c.upstream).unwrap_or(0))
                 .sum::<u64>();
         RelayStats {
-            forward,
-            return_link,
+            forward: published.forward,
+            return_link: published.return_link,
             clients: self.shared.clients_seen.load(Ordering::Relaxed),
             overload_drops: self.shared.overload_drops.load(Ordering::Relaxed),
             kernel_drops,
             send_errors: self.shared.send_errors.load(Ordering::Relaxed),
             socket_buffer: self.socket_buffer,
-            lateness_us: lateness,
+            lateness_us: published.lateness,
+            flows: published.flows,
+            queue_samples: published.queue_samples,
         }
     }
 
@@ -273,7 +305,8 @@ fn hand_off(tx: &SyncSender<Packet>, packet: Packet, shared: &Shared) {
 
 fn receive_from_clients(
     listen: &UdpSocket,
-    upstream: SocketAddr,
+    default_upstream: SocketAddr,
+    flow_upstreams: &[SocketAddr],
     shared: &Arc<Shared>,
     clients: &Arc<Mutex<Vec<Client>>>,
     tx: &SyncSender<Packet>,
@@ -310,6 +343,10 @@ fn receive_from_clients(
                     shared.overload_drops.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
+                let upstream = flow_upstreams
+                    .get(list.len())
+                    .copied()
+                    .unwrap_or(default_upstream);
                 let Ok(socket) = UdpSocket::bind(SocketAddr::new(
                     listen.local_addr().map(|a| a.ip()).unwrap_or(upstream.ip()),
                     0,
@@ -399,8 +436,8 @@ fn receive_from_server(
 fn schedule(
     rx: Receiver<Packet>,
     listen: &UdpSocket,
-    mut forward: Link<(usize, Vec<u8>)>,
-    mut return_link: Link<(usize, Vec<u8>)>,
+    mut path: Path<Vec<u8>>,
+    access_delays: &[Duration],
     shared: &Shared,
     clients: &Mutex<Vec<Client>>,
     start: Instant,
@@ -408,57 +445,96 @@ fn schedule(
     let mut last_admitted = Duration::ZERO;
     let mut lateness = Histogram::<u64>::new(3).expect("valid");
     let mut published = Instant::now();
+    let mut queue_samples = Vec::new();
+    let mut next_queue_sample = QUEUE_SAMPLE_INTERVAL;
+    // Sends everything the path delivers by `at` (all of it due by now on the wall clock).
+    let deliver = |path: &mut Path<Vec<u8>>, at: Duration, lateness: &mut Histogram<u64>| {
+        let list = clients.lock().expect("no poisoning");
+        let now = start.elapsed();
+        while let Some(delivery) = path.poll(at) {
+            let Some(c) = list.get(delivery.flow) else {
+                continue;
+            };
+            let sent = match delivery.direction {
+                Direction::Return => c.upstream.send(&delivery.payload),
+                Direction::Forward => listen.send_to(&delivery.payload, c.address),
+            };
+            if sent.is_err() {
+                shared.send_errors.fetch_add(1, Ordering::Relaxed);
+            }
+            let _ = lateness.record(now.saturating_sub(delivery.at).as_micros() as u64);
+        }
+    };
     let mut admit = |packet: Packet,
-                     forward: &mut Link<(usize, Vec<u8>)>,
-                     back: &mut Link<(usize, Vec<u8>)>| {
+                     floor: Duration,
+                     path: &mut Path<Vec<u8>>,
+                     lateness: &mut Histogram<u64>| {
         shared
             .handoff_bytes
             .fetch_sub(packet.data.len() as u64, Ordering::Relaxed);
-        // Receivers stamp packets; keep admissions in time order.
-        let at = packet.at.max(last_admitted);
+        // Receivers stamp packets; keep admissions in time order and not before the time the
+        // path was last advanced to (`floor`): the path takes its inputs in time order.
+        let at = packet.at.max(last_admitted).max(floor);
         last_admitted = at;
+        deliver(path, at, lateness);
+        while path.flows() <= packet.client {
+            let delay = access_delays.get(path.flows()).copied().unwrap_or_default();
+            path.add_flow(delay);
+        }
         let wire = packet.data.len() as u32 + IP_UDP_HEADER_BYTES;
-        let link = if packet.to_server { back } else { forward };
-        link.send(at, wire, (packet.client, packet.data));
+        let direction = if packet.to_server {
+            Direction::Return
+        } else {
+            Direction::Forward
+        };
+        path.send(at, direction, packet.client, wire, packet.data);
+        at
     };
+    let publish = |path: &Path<Vec<u8>>, lateness: &Histogram<u64>, samples: &Vec<_>| {
+        *shared.stats.lock().expect("no poisoning") = Published {
+            forward: path.link_stats(Direction::Forward),
+            return_link: path.link_stats(Direction::Return),
+            lateness: lateness.clone(),
+            flows: (0..path.flows())
+                .map(|f| {
+                    [
+                        path.flow_stats(f, Direction::Forward),
+                        path.flow_stats(f, Direction::Return),
+                    ]
+                })
+                .collect(),
+            queue_samples: samples.clone(),
+        };
+    };
+    // The latest time fed to the path: queue samples are read there, never later, so the
+    // path keeps seeing its inputs in time order.
+    let mut latest = Duration::ZERO;
     while !shared.stop.load(Ordering::Relaxed) {
         let now = start.elapsed();
-        {
-            let list = clients.lock().expect("no poisoning");
-            while let Some((due, _, (client, data))) = return_link.poll_arrival(now) {
-                if let Some(c) = list.get(client)
-                    && c.upstream.send(&data).is_err()
-                {
-                    shared.send_errors.fetch_add(1, Ordering::Relaxed);
-                }
-                let _ = lateness.record(now.saturating_sub(due).as_micros() as u64);
-            }
-            while let Some((due, _, (client, data))) = forward.poll_arrival(now) {
-                if let Some(c) = list.get(client)
-                    && listen.send_to(&data, c.address).is_err()
-                {
-                    shared.send_errors.fetch_add(1, Ordering::Relaxed);
-                }
-                let _ = lateness.record(now.saturating_sub(due).as_micros() as u64);
-            }
+        deliver(&mut path, now, &mut lateness);
+        latest = latest.max(now);
+        while next_queue_sample <= latest {
+            let forward = path.queue_bytes(Direction::Forward, latest);
+            let back = path.queue_bytes(Direction::Return, latest);
+            queue_samples.push((next_queue_sample, forward, back));
+            next_queue_sample += QUEUE_SAMPLE_INTERVAL;
         }
         if published.elapsed() >= Duration::from_millis(100) {
             published = Instant::now();
-            *shared.stats.lock().expect("no poisoning") =
-                (forward.stats(), return_link.stats(), lateness.clone());
+            publish(&path, &lateness, &queue_samples);
         }
-        let next = [forward.next_arrival(), return_link.next_arrival()]
-            .into_iter()
-            .flatten()
-            .min();
-        let wait = next.map_or(POLL, |t| t.saturating_sub(start.elapsed()).min(POLL));
+        let wait = path
+            .next_event()
+            .map_or(POLL, |t| t.saturating_sub(start.elapsed()).min(POLL));
         match rx.recv_timeout(wait) {
             Ok(packet) => {
-                admit(packet, &mut forward, &mut return_link);
+                latest = latest.max(admit(packet, latest, &mut path, &mut lateness));
                 // Admit what else is waiting, a bounded batch, before delivering again.
                 for _ in 0..256 {
                     match rx.try_recv() {
-                        Ok(packet) => admit(packet, &mut forward, &mut return_link),
+                        Ok(packet) => {
+                            latest = latest.max(admit(packet, latest, &mut path, &mut lateness))
+                        }
                         Err(_) => break,
                     }
                 }
@@ -467,5 +543,5 @@ fn schedule(
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    *shared.stats.lock().expect("no poisoning") = (forward.stats(), return_link.stats(), lateness);
+    publish(&path, &lateness, &queue_samples);
 }

@@ -36,6 +36,8 @@ fn bursts_through_relay(relay_socket_buffer: Option<usize>) -> Outcome {
         ..LinkConfig::new(100_000_000, Duration::from_millis(5))
     };
     let relay = Relay::start(RelayConfig {
+        access_delays: Vec::new(),
+        flow_upstreams: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: sink.local_addr().unwrap(),
         forward: link.clone(),

@@ -100,6 +100,8 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         ..LinkConfig::new(1_000_000_000, Duration::from_millis(1))
     };
     let relay = Relay::start(RelayConfig {
+        access_delays: Vec::new(),
+        flow_upstreams: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: address,
         forward: link.clone(),
@@ -157,6 +159,8 @@ fn the_relay_drops_and_counts_overload_instead_of_growing() {
         ..LinkConfig::new(1_000_000, Duration::from_millis(10))
     };
     let relay = Relay::start(RelayConfig {
+        access_delays: Vec::new(),
+        flow_upstreams: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: sink.local_addr().unwrap(),
         forward: link.clone(),
@@ -201,6 +205,8 @@ fn the_relay_keeps_forwarding_after_more_than_its_handoff_budget() {
         ..LinkConfig::new(10_000_000_000, Duration::from_micros(100))
     };
     let relay = Relay::start(RelayConfig {
+        access_delays: Vec::new(),
+        flow_upstreams: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: sink.local_addr().unwrap(),
         forward: link.clone(),

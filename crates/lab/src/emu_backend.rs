@@ -40,16 +40,12 @@ pub enum EmuError {
     Interrupted,
 }
 
-fn check_supported(
-    scenario: &Scenario,
-    spec: &RunSpec,
-) -> Result<scenario::controllers::ControllerSpec, EmuError> {
+/// Flows with the same start time connect this far apart, in flow order, so the relay (which
+/// numbers clients as they first send) sees them in a known order.
+const SAME_START_STAGGER: Duration = Duration::from_millis(2);
+
+fn check_supported(scenario: &Scenario) -> Result<(), EmuError> {
     for (i, f) in scenario.flows.iter().enumerate() {
-        if !f.access_delay.is_zero() {
-            return Err(EmuError::Unsupported(format!(
-                "flow[{i}].access_delay is not supported yet"
-            )));
-        }
         let [app] = f.apps.as_slice() else {
             return Err(EmuError::Unsupported(format!(
                 "flow[{i}]: one application per flow"
@@ -65,30 +61,35 @@ fn check_supported(
             return Err(EmuError::Unsupported(format!("flow[{i}] needs a download")));
         }
     }
-    let cc = crate::plan::flow_controller(&scenario.flows[0], spec)?;
-    if spec.cc_override.is_none()
-        && scenario
-            .flows
-            .iter()
-            .any(|f| f.controller != scenario.flows[0].controller)
-    {
-        return Err(EmuError::Unsupported(
-            "all flows must use the same controller (or give --cc)".into(),
-        ));
-    }
-    Ok(cc)
+    Ok(())
+}
+
+/// Flow indices in the order their clients connect (start time, then flow order).
+fn connect_order(scenario: &Scenario) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scenario.flows.len()).collect();
+    order.sort_by_key(|&i| (scenario.flows[i].start, i));
+    order
 }
 
 /// Plays `scenario` in real time; `progress` sees the elapsed time.
+///
+/// Each flow gets its own perf server (its own controller and transport settings, as in the
+/// simulator) behind one relay that imposes the scenario's path, access delays included.
 pub fn run(
     scenario: &Scenario,
     spec: &RunSpec,
     cancel: &AtomicBool,
     progress: &dyn Fn(Duration),
 ) -> Result<RunOutcome, EmuError> {
-    let cc = check_supported(scenario, spec)?;
-    let controller = controllers::build(&cc, Some(crate::plan::declared_bdp_bytes(scenario, 0)));
-    let cc = controller.label.clone();
+    check_supported(scenario)?;
+    let mut controllers = Vec::new();
+    for (index, flow) in scenario.flows.iter().enumerate() {
+        let spec = crate::plan::flow_controller(flow, spec)?;
+        controllers.push(controllers::build(
+            &spec,
+            Some(crate::plan::declared_bdp_bytes(scenario, index)),
+        ));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -96,34 +97,48 @@ pub fn run(
     let (cert, key) = perf::self_signed(vec!["localhost".into()])?;
     let identity = perf::parse_identity(&cert, &key)?;
     let roots = identity.0.clone();
+    let order = connect_order(scenario);
     runtime.block_on(async {
-        // The simulator's transport settings (satellite preset + scenario overrides), so the
-        // two backends differ only in their clocks and sockets.
-        let settings = crate::plan::transport_settings(scenario, 0);
         let socket_buffer_bytes = emu::sockbuf::buffer_bytes_for(
             scenario.forward.rate_bps.max(scenario.return_link.rate_bps),
             scenario.forward.delay + scenario.return_link.delay,
         );
-        let server = Server::start(ServerOptions {
-            listen: "127.0.0.1:0".parse().expect("valid"),
-            identity,
-            transport: Arc::new(settings.to_quinn(true, controller.factory.clone())),
-            log_dir: None,
-            socket_buffer_bytes,
-        })?;
+        // The simulator's transport settings (satellite preset + scenario overrides) for each
+        // flow, so the two backends differ only in their clocks and sockets.
+        let mut servers = Vec::new();
+        for (index, controller) in controllers.iter().enumerate() {
+            let settings = crate::plan::transport_settings(scenario, index);
+            servers.push(Server::start(ServerOptions {
+                listen: "127.0.0.1:0".parse().expect("valid"),
+                identity: perf::parse_identity(&cert, &key)?,
+                transport: Arc::new(settings.to_quinn(true, controller.factory.clone())),
+                log_dir: None,
+                socket_buffer_bytes,
+            })?);
+        }
+        let mut flow_upstreams = Vec::new();
+        for &index in &order {
+            flow_upstreams.push(servers[index].local_addr()?);
+        }
         let relay = Relay::start(RelayConfig {
             listen: "127.0.0.1:0".parse().expect("valid"),
-            upstream: server.local_addr()?,
+            upstream: flow_upstreams[0],
+            flow_upstreams,
             forward: scenario.forward.clone(),
             return_link: scenario.return_link.clone(),
             mtu_bytes: scenario.mtu_bytes,
+            access_delays: order
+                .iter()
+                .map(|&i| scenario.flows[i].access_delay)
+                .collect(),
             seed: spec.seed,
             socket_buffer_bytes: None,
         })?;
         let relay_address = relay.local_addr();
         let epoch = Instant::now();
         let mut tasks = Vec::new();
-        for flow in &scenario.flows {
+        for (index, flow) in scenario.flows.iter().enumerate() {
+            let settings = crate::plan::transport_settings(scenario, index);
             let options = ClientOptions {
                 server: relay_address,
                 server_name: "localhost".into(),
@@ -138,12 +153,17 @@ pub fn run(
                         .unwrap_or(scenario.duration)
                         .saturating_sub(flow.start),
                 ),
-                transport: Arc::new(settings.to_quinn(false, controller.factory.clone())),
+                transport: Arc::new(settings.to_quinn(false, controllers[index].factory.clone())),
                 socket_buffer_bytes,
                 thresholds: scenario.time_to_bytes.clone(),
                 verify: true,
             };
-            let start = flow.start;
+            let same_start_before = order
+                .iter()
+                .take_while(|&&i| i != index)
+                .filter(|&&i| scenario.flows[i].start == flow.start)
+                .count() as u32;
+            let start = flow.start + SAME_START_STAGGER * same_start_before;
             tasks.push(tokio::spawn(async move {
                 tokio::time::sleep_until((epoch + start).into()).await;
                 let began = epoch.elapsed();
@@ -171,20 +191,30 @@ pub fn run(
         let end_time = epoch
             .elapsed()
             .min(scenario.duration.max(Duration::from_millis(1)));
-        let traces = server.traces();
+        let traces: Vec<Vec<TracePoint>> = servers
+            .iter()
+            .map(|s| s.traces().into_iter().next().unwrap_or_default())
+            .collect();
         let stats = relay.stats();
         relay.stop();
-        server.stop().await;
+        for server in servers {
+            server.stop().await;
+        }
+        let labels: Vec<String> = controllers.iter().map(|c| c.label.clone()).collect();
         Ok(outcome(
-            scenario, spec, &cc, results, &traces, stats, end_time,
+            scenario, spec, &labels, &order, results, &traces, stats, end_time,
         ))
     })
 }
 
+/// The real-time run as a [`RunOutcome`]. `traces[i]` is flow `i`'s server connection;
+/// the relay numbers flows in `order` (connect order).
+#[allow(clippy::too_many_arguments)]
 fn outcome(
     scenario: &Scenario,
     spec: &RunSpec,
-    cc: &str,
+    labels: &[String],
+    order: &[usize],
     results: Vec<(Duration, Result<perf::ClientReport, perf::PerfError>)>,
     traces: &[Vec<TracePoint>],
     stats: emu::relay::RelayStats,
@@ -192,13 +222,23 @@ fn outcome(
 ) -> RunOutcome {
     let mut flows = Vec::new();
     let mut samples = Vec::new();
-    // Connections are accepted in flow-start order; flows starting together are symmetric.
-    let mut order: Vec<usize> = (0..scenario.flows.len()).collect();
-    order.sort_by_key(|&i| scenario.flows[i].start);
-    let trace_of: BTreeMap<usize, &Vec<TracePoint>> =
-        order.iter().zip(traces).map(|(&f, t)| (f, t)).collect();
+    let relay_index: BTreeMap<usize, usize> =
+        order.iter().enumerate().map(|(k, &f)| (f, k)).collect();
+    let queue_at = |t: Duration| {
+        stats
+            .queue_samples
+            .iter()
+            .take_while(|(at, _, _)| *at <= t)
+            .last()
+            .map_or((0, 0), |&(_, f, r)| (f, r))
+    };
     for (index, (flow, (began, result))) in scenario.flows.iter().zip(results).enumerate() {
-        let trace = trace_of.get(&index).copied();
+        let trace = traces.get(index).filter(|t| !t.is_empty());
+        let bottleneck = stats
+            .flows
+            .get(relay_index[&index])
+            .copied()
+            .unwrap_or_default();
         let last = trace.and_then(|t| t.last());
         let mut sender = SenderStats::default();
         if let Some(p) = last {
@@ -274,15 +314,15 @@ fn outcome(
                     srtt: point.map_or(Duration::ZERO, |p| p.rtt),
                     min_rtt: Duration::ZERO,
                     lost_packets: point.map_or(0, |p| p.lost_packets),
-                    queue_forward_bytes: 0,
-                    queue_return_bytes: 0,
+                    queue_forward_bytes: queue_at(tick).0,
+                    queue_return_bytes: queue_at(tick).1,
                 });
             }
             tick += Duration::from_millis(100);
         }
         flows.push(FlowOutcome {
             name: flow.name.clone(),
-            cc: cc.to_owned(),
+            cc: labels[index].clone(),
             start: flow.start,
             handshake,
             delivered_bytes: delivered,
@@ -297,8 +337,8 @@ fn outcome(
             end,
             ended_at,
             sender,
-            bottleneck_forward: Default::default(),
-            bottleneck_return: Default::default(),
+            bottleneck_forward: bottleneck[0],
+            bottleneck_return: bottleneck[1],
         });
     }
     samples.sort_by_key(|s| (s.t, s.flow));

@@ -113,6 +113,21 @@ impl<P> Path<P> {
         })
     }
 
+    /// Adds a flow with its own access delay (the real-time relay learns its flows as
+    /// clients appear); returns its index.
+    pub fn add_flow(&mut self, access_delay: Duration) -> usize {
+        self.access_delays.push(access_delay);
+        self.to_bottleneck.push(VecDeque::new());
+        self.to_server.push(VecDeque::new());
+        self.flow_stats.push([FlowLinkStats::default(); 2]);
+        self.access_delays.len() - 1
+    }
+
+    /// Flows on the path.
+    pub fn flows(&self) -> usize {
+        self.access_delays.len()
+    }
+
     /// The bottleneck link in one direction.
     pub fn link(&self, direction: Direction) -> &Link<Tagged<P>> {
         match direction {
