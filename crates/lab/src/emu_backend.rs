@@ -1,10 +1,12 @@
-//! The real-time backend: a scenario played over real UDP sockets on loopback — a quinn perf
-//! server, the netsim relay imposing the scenario's path, one perf client per flow — producing
-//! the same [`RunOutcome`] as the simulator, so every output and comparison works unchanged.
+//! The real-time backend: a scenario played over real UDP sockets on loopback — one quinn perf
+//! server per flow (its own controller and transport preset), the relay imposing the
+//! scenario's path on the same `netsim::Path` the simulator uses (access delays included), one
+//! perf client per flow — producing the same [`RunOutcome`] as the simulator, with per-flow
+//! bottleneck counters and queue samples, so every output and comparison works unchanged.
 //!
-//! Supported: downloads (sized or unlimited) with optional uploads, flows starting at any time,
-//! one controller for all flows (quinn fixes the controller per server endpoint). Not yet:
-//! per-flow access delays, repeated downloads.
+//! Supported: one perf application per flow with a download (sized or unlimited) and an
+//! optional upload, flows starting at any time. Not yet: several applications per flow,
+//! upload-only flows, repeated downloads.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
