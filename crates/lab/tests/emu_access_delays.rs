@@ -53,10 +53,17 @@ fn emu_agrees_with_sim_per_flow_with_different_access_delays() {
         seed: 1,
     };
     let cancel = AtomicBool::new(false);
-    let sim = runner::run_all(&scenario, &[spec.clone()], None, 1, &Silent, &cancel)
-        .unwrap()
-        .remove(0)
-        .outcome;
+    let sim = runner::run_all(
+        &scenario,
+        std::slice::from_ref(&spec),
+        None,
+        1,
+        &Silent,
+        &cancel,
+    )
+    .unwrap()
+    .remove(0)
+    .outcome;
     let emu = lab::emu_backend::run(&scenario, &spec, &cancel, &|_| {}).unwrap();
     let goodput = |outcome: &sim::RunOutcome, flow: usize| {
         report::summary::run_summary(&scenario, "cubic", outcome).flows[flow].goodput_bps
