@@ -1,4 +1,4 @@
-//! The core against the formulas of seed 002 (eq. 9) and seed 000 §4.2.3.
+//! The core against the formulas of [Caini2004] (eq. 9) and [Cavallotti2024] §4.2.3.
 
 use std::time::Duration;
 
@@ -150,7 +150,7 @@ fn rtt_below_rtt0_behaves_like_newreno() {
     assert_eq!(h.window(), 10 * MSS + MSS);
     h.on_congestion_event(now, now - MS(5), false, MSS);
     assert_eq!(h.window(), 11 * MSS / 2);
-    // NewReno congestion avoidance, seed 002 eq. 1: W += 1/W per MSS acknowledged, i.e.
+    // NewReno congestion avoidance, [Caini2004] eq. 1: W += 1/W per MSS acknowledged, i.e.
     // MSS·bytes/W in bytes — the same rule computed independently here.
     let mut reference = h.window() as f64;
     let later = now + MS(100);

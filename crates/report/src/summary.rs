@@ -1,7 +1,7 @@
 //! The metrics of a run and the `summary.json` schema, computed once from run outcomes so every
 //! export (JSON, CSV, table, plots) reads the same numbers.
 //!
-//! Definitions (DESIGN.md "Metrics"): goodput = application bytes delivered in order / the time
+//! Definitions: goodput = application bytes delivered in order / the time
 //! the flow was transferring (request sent → last byte read, or → end of run for unfinished
 //! and unlimited transfers); efficiency = goodput / the bottleneck's mean forward rate over that
 //! time; ceiling fraction = goodput / what the link allows after IP, UDP and QUIC overhead; Jain

@@ -34,7 +34,7 @@ use crate::units;
 /// Master seed when the file gives none, so that two runs of the same file agree.
 pub const DEFAULT_SEED: u64 = 1;
 
-/// Sampling period of per-flow time series when the file gives none (DESIGN.md, Metrics).
+/// Sampling period of per-flow time series when the file gives none.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Smallest path MTU: QUIC requires 1200-byte UDP payloads (RFC 9000 §14), plus 28 bytes of
@@ -45,7 +45,7 @@ pub const MIN_MTU_BYTES: u32 = 1228;
 pub const MAX_MTU_BYTES: u32 = 65535;
 
 /// Download sizes at which completion times are reported when the file gives none: the
-/// draft-kuhn-quic-4-sat objectives are stated at 2, 10 and 100 MB (seed 001).
+/// draft-kuhn-quic-4-sat objectives are stated at 2, 10 and 100 MB ([Kuhn-slides]).
 pub const DEFAULT_TIME_TO_BYTES: [u64; 3] = [2_000_000, 10_000_000, 100_000_000];
 
 /// Largest `max_ack_delay` a QUIC endpoint may announce: values of 2^14 ms or more are invalid
@@ -118,7 +118,7 @@ impl FlowSpec {
 pub use perfwire::Request as Download;
 
 /// Transport settings of one connection. `None` means "auto": the lab chooses (windows are
-/// sized from the path's bandwidth-delay product, see DESIGN.md) or leaves quinn's default.
+/// sized from the path's bandwidth-delay product, see `sim::TransportSettings::satellite_preset`) or leaves quinn's default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TransportSpec {
     /// RTT assumed before the first sample.

@@ -205,7 +205,7 @@ fn thesis_geo(ctx: &Context) -> Result<Section, ReproduceError> {
     let (hybla, newreno) = (s[0].flows[0].goodput_bps, s[1].flows[0].goodput_bps);
     Ok(Section {
         id: "thesis-geo".into(),
-        title: "QUIC Hybla on a GEO link (seed 000 §5.3, Fig. 5.2–5.5)".into(),
+        title: "QUIC Hybla on a GEO link ([Cavallotti2024] §5.3, Fig. 5.2–5.5)".into(),
         scenario: format!(
             "10 Mbit/s both ways, RTT 500 ms, PER 0.01 % both ways, 1-BDP drop-tail buffer (the thesis does not state it), one bulk flow, {} s. Hybla: RTT0 25 ms, our defaults (estimated initial ssthresh instead of the thesis's 750 KB, pipe-aware growth).",
             scenario.duration.as_secs()
@@ -237,7 +237,7 @@ fn thesis_leo(ctx: &Context) -> Result<Section, ReproduceError> {
     let ratio = s[0].flows[0].goodput_bps / s[1].flows[0].goodput_bps;
     Ok(Section {
         id: "thesis-leo".into(),
-        title: "LEO-like RTT: Hybla ≈ NewReno (seed 000 §5.3)".into(),
+        title: "LEO-like RTT: Hybla ≈ NewReno ([Cavallotti2024] §5.3)".into(),
         scenario: format!(
             "As thesis-geo with RTT 30 ms (ρ = 1.2), {} s.",
             scenario.duration.as_secs()
@@ -325,9 +325,9 @@ fn paper_ideal(ctx: &Context) -> Result<Section, ReproduceError> {
     let newreno_ratio = at("newreno-rules", long) / at("newreno-rules", short);
     Ok(Section {
         id: "paper-ideal".into(),
-        title: "Transmitted data on an ideal channel vs eq. 8 (seed 002 §3.4, Fig. 3–4)".into(),
+        title: "Transmitted data on an ideal channel vs eq. 8 ([Caini2004] §3.4, Fig. 3–4)".into(),
         scenario: format!(
-            "1 Gbit/s both ways, no loss, 2 GB buffers, one bulk flow, RTT {:?}, {h} s of transmission. Hybla with the seed's rules, RTT0 25 ms, initial ssthresh γ·ρ with γ = 32 (Fig. 1–3), initial window 2 segments; \"NewReno rules\" = the same controller with ρ forced to 1 (RTT0 = 10 s), i.e. eq. 1 with the same γ. Model: eq. 8 (Hybla, independent of RTT) and eq. 4 (NewReno, RTT-dependent), in segments.",
+            "1 Gbit/s both ways, no loss, 2 GB buffers, one bulk flow, RTT {:?}, {h} s of transmission. Hybla with [Caini2004]'s rules, RTT0 25 ms, initial ssthresh γ·ρ with γ = 32 (Fig. 1–3), initial window 2 segments; \"NewReno rules\" = the same controller with ρ forced to 1 (RTT0 = 10 s), i.e. eq. 1 with the same γ. Model: eq. 8 (Hybla, independent of RTT) and eq. 4 (NewReno, RTT-dependent), in segments.",
             rtts
         ),
         published: "Simulated transmitted data follows eq. 8, with small start-up steps that vanish over time (Fig. 4); Hybla's curves for 25–600 ms coincide, NewReno's fall with the RTT (Fig. 3).".into(),
@@ -373,7 +373,7 @@ fn rtt_grid(ctx: &Context) -> Vec<u64> {
 type RttSweep = Vec<(String, Vec<(u64, RunSummary)>)>;
 
 /// Satellite-flow goodput vs RTT for each controller: (cc, [(rtt ms, summary)]).
-/// Label of Hybla run with the seed's plain growth rules (`cc_params.growth = "seed"`).
+/// Label of Hybla run with [Caini2004]'s plain growth rules (`cc_params.growth = "seed"`).
 const HYBLA_SEED: &str = "hybla-seed";
 
 fn rtt_sweep(
@@ -518,7 +518,7 @@ fn paper_congestion(ctx: &Context) -> Result<Section, ReproduceError> {
     let (hybla, newreno) = (last("hybla"), last("newreno"));
     Ok(Section {
         id: "paper-congestion".into(),
-        title: "Satellite-flow goodput vs RTT under congestion (seed 002 §5.1, Fig. 6)".into(),
+        title: "Satellite-flow goodput vs RTT under congestion ([Caini2004] §5.1, Fig. 6)".into(),
         scenario: format!(
             "One satellite flow (NewReno, Cubic or Hybla; RTT {:?} ms via its access delay) and 5 wired NewReno flows (RTT 25 ms) through a RED bottleneck (qlen 50, min_th 5, max_th 15 packets, max_p 10 %). **Bottleneck rate 10 Mbit/s: our choice**, the paper does not give it. {} s per point, seed 1.",
             rtt_grid(ctx),
@@ -530,7 +530,7 @@ fn paper_congestion(ctx: &Context) -> Result<Section, ReproduceError> {
             check(format!("Hybla at the longest RTT ≥ 50 % of the fair share ({})", mbps(fair)), mbps(hybla), hybla >= 0.5 * fair),
             check("NewReno at the longest RTT ≤ 50 % of Hybla's", format!("{} vs {}", mbps(newreno), mbps(hybla)), newreno <= 0.5 * hybla),
         ],
-        notes: "At RTT = RTT0 (25 ms) Hybla takes slightly more than a NewReno flow (and more than the fair share): with ρ = 1 its growth equals NewReno's, but satquic's extension keeps the window at the measured pipe after a rare loss instead of halving it. Seed 002's Hybla would equal NewReno there.".into(),
+        notes: "At RTT = RTT0 (25 ms) Hybla takes slightly more than a NewReno flow (and more than the fair share): with ρ = 1 its growth equals NewReno's, but satquic's extension keeps the window at the measured pipe after a rare loss instead of halving it. [Caini2004]'s Hybla would equal NewReno there.".into(),
         figures: vec![figure],
     })
 }
@@ -575,7 +575,7 @@ fn paper_linkloss(ctx: &Context) -> Result<Section, ReproduceError> {
         .fold(f64::INFINITY, f64::min);
     Ok(Section {
         id: "paper-linkloss".into(),
-        title: "Goodput vs RTT with 1 % link loss (seed 002 §5.2, Fig. 7)".into(),
+        title: "Goodput vs RTT with 1 % link loss ([Caini2004] §5.2, Fig. 7)".into(),
         scenario: format!(
             "One flow, 10 Mbit/s bottleneck with RED (qlen 50, min 5, max 15), uniform PER 1 % in both directions, RTT {:?} ms, {} s per point. `hybla-seed` is Hybla with the paper's growth rules (`cc_params.growth = \"seed\"`), the algorithm Fig. 7 measured; `hybla` is satquic's default (loss-tolerant) Hybla.",
             rtt_grid(ctx),
@@ -678,7 +678,7 @@ fn paper_fairness(ctx: &Context) -> Result<Section, ReproduceError> {
     }
     Ok(Section {
         id: "paper-fairness".into(),
-        title: "RTT fairness: 3 long + 3 short flows (seed 002 §6, Fig. 9–11)".into(),
+        title: "RTT fairness: 3 long + 3 short flows ([Caini2004] §6, Fig. 9–11)".into(),
         scenario: format!(
             "3 flows at RTT 300 ms and 3 at 25 ms (all NewReno, then all Hybla with RTT0 25 ms) share a RED bottleneck (qlen 50, min 5, max 15). **10 Mbit/s: our choice.** {} s.",
             if ctx.quick { 60 } else { 600 }
@@ -739,7 +739,7 @@ fn poster_latecomer(ctx: &Context) -> Result<Section, ReproduceError> {
     }
     Ok(Section {
         id: "poster-latecomer".into(),
-        title: "Hybla vs Hybla with late starters (seed 003)".into(),
+        title: "Hybla vs Hybla with late starters ([Gersey-poster])".into(),
         scenario: format!(
             "50 Mbit/s both ways, RTT 32 ms, drop-tail buffer of 2 and of 4 BDP, 2 Hybla flows from 0 s and 2 more from 10 s, {} s; goodput of each flow over its own transfer time.",
             if ctx.quick { 30 } else { 60 }
@@ -828,9 +828,9 @@ fn kuhn(ctx: &Context) -> Result<Section, ReproduceError> {
     }
     Ok(Section {
         id: "kuhn".into(),
-        title: "draft-kuhn-quic-4-sat objectives (seed 001)".into(),
-        scenario: "The six draft-kuhn cases (DESIGN.md catalog), RTT 650 ms, 1-BDP buffers, download 100 MB (medium and large: again after 10 s idle); times from request to the first 2 / 10 / 100 MB in order. Transport: satquic's satellite preset (windows from the BDP; ACK thinning from the return-link budget: k = 64 on 250/3 and 50/0.5, 5 on 50/10 and 10/2, with the quinn-proto stall workaround).".into(),
-        published: "Objectives (time to 2 / 10 / 100 MB): small 3/10/85 s, medium and congested 3/5/20 s, large 3/5/8 s, lossy 3/6/10 s; variable has none. Seed 001 reports that only picoquic client + server met them.".into(),
+        title: "draft-kuhn-quic-4-sat objectives ([Kuhn-slides])".into(),
+        scenario: "The six draft-kuhn cases (the scenario catalog), RTT 650 ms, 1-BDP buffers, download 100 MB (medium and large: again after 10 s idle); times from request to the first 2 / 10 / 100 MB in order. Transport: satquic's satellite preset (windows from the BDP; ACK thinning from the return-link budget: k = 64 on 250/3 and 50/0.5, 5 on 50/10 and 10/2, with the quinn-proto stall workaround).".into(),
+        published: "Objectives (time to 2 / 10 / 100 MB): small 3/10/85 s, medium and congested 3/5/20 s, large 3/5/8 s, lossy 3/6/10 s; variable has none. [Kuhn-slides] reports that only picoquic client + server met them.".into(),
         measured,
         checks: vec![check(
             "Hybla meets every objective (2 / 10 / 100 MB) of every case that has one",
@@ -988,7 +988,7 @@ fn picoquic_sat(ctx: &Context) -> Result<Section, ReproduceError> {
     Ok(Section {
         id: "picoquic-sat".into(),
         title: "Our completion times next to picoquic's satellite test deadlines".into(),
-        scenario: "picoquic's satellite tests as summarised in DESIGN.md: 100 MB download, RTT 600 ms, buffers of 600 ms of the link rate; 250/3, 250/3 with 1/64 loss, 50/10 and 10/2 Mbit/s.".into(),
+        scenario: "picoquic's satellite tests: 100 MB download, RTT 600 ms, buffers of 600 ms of the link rate; 250/3, 250/3 with 1/64 loss, 50/10 and 10/2 Mbit/s.".into(),
         published: "picoquic test deadlines: 250/3 BBR 5.5 s, BBR with 1/64 loss 8.0 s, Cubic 6.5 s; 50/10 18.2 s; 10/2 81.5 s.".into(),
         measured,
         checks: vec![check("Hybla within picoquic's deadline on every path (or within 2 % of the modelled link's physical minimum where the deadline lies below it)", hybla_results.join(", "), hybla_ok)],

@@ -1,4 +1,4 @@
-//! The reproduction suite: every experiment of the DESIGN.md catalog, re-run and set side by
+//! The reproduction suite: every experiment of the the scenario catalog, re-run and set side by
 //! side with what the seed (or draft) published, each with a stated PASS/FAIL criterion, written
 //! to one `REPORT.md` with its figures.
 //!
