@@ -6,6 +6,7 @@
 //! `chart` and knows nothing about how runs are executed. A new output format is a module
 //! here, called from [`output::write_all`].
 
+pub mod compare;
 pub mod output;
 pub mod summary;
 pub mod table;

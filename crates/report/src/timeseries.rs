@@ -4,24 +4,24 @@
 use std::io::Write;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use sim::{RunOutcome, Sample};
 
 /// Window of the sliding goodput average (the thesis plots use 1 s).
 pub const GOODPUT_WINDOW: Duration = Duration::from_secs(1);
 
-/// One CSV row.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Row<'a> {
+/// One CSV row; also what [`read_csv`] gives back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
     /// Run index in summary.json's `runs`.
     pub run: usize,
     /// Controller label of the run.
-    pub cc: &'a str,
+    pub cc: String,
     /// Seed of the run.
     pub seed: u64,
     /// Flow name.
-    pub flow: &'a str,
+    pub flow: String,
     /// Sample time, seconds.
     pub t_s: f64,
     /// Bytes delivered in order so far.
@@ -83,9 +83,9 @@ pub fn write_csv<W: Write>(writer: W, runs: &[(&str, &RunOutcome)]) -> Result<()
             for (s, goodput_bps) in samples.iter().zip(goodputs) {
                 csv.serialize(Row {
                     run,
-                    cc,
+                    cc: cc.to_string(),
                     seed: outcome.seed,
-                    flow: &flow.name,
+                    flow: flow.name.clone(),
                     t_s: s.t.as_secs_f64(),
                     delivered_bytes: s.delivered_bytes,
                     goodput_bps,
@@ -136,4 +136,9 @@ mod tests {
         assert!((g[14] - 5e6).abs() < 1.0); // 0.5 → 1.5 s: half a second of data
         assert!(g[19].abs() < 1.0); // 1 → 2 s: nothing
     }
+}
+
+/// Reads a timeseries.csv written by [`write_csv`].
+pub fn read_csv<R: std::io::Read>(reader: R) -> Result<Vec<Row>, csv::Error> {
+    csv::Reader::from_reader(reader).deserialize().collect()
 }
