@@ -60,36 +60,6 @@ pub enum Backend {
     Emu,
 }
 
-/// Runs `specs` of `scenario` in real time, one after the other (parallel runs would compete
-/// for the CPU and skew the timing).
-pub fn run_emu(
-    scenario: &Scenario,
-    specs: &[RunSpec],
-    progress: &dyn lab::runner::Progress,
-    cancel: &AtomicBool,
-) -> anyhow::Result<(Vec<report::CompletedRun>, bool)> {
-    let mut runs = Vec::new();
-    for (index, spec) in specs.iter().enumerate() {
-        let label = scenario::run_label(scenario, spec);
-        progress.started(index, &label, spec.seed);
-        let wall = std::time::Instant::now();
-        let result =
-            lab::emu_backend::run(scenario, spec, cancel, &|t| progress.advanced(index, t));
-        progress.finished(index);
-        match result {
-            Ok(outcome) => runs.push(report::CompletedRun {
-                spec: spec.clone(),
-                label,
-                outcome,
-                wall: wall.elapsed(),
-            }),
-            Err(lab::emu_backend::EmuError::Interrupted) => return Ok((runs, true)),
-            Err(e) => return Err(e).context(format!("scenario {} with {label}", scenario.name)),
-        }
-    }
-    Ok((runs, false))
-}
-
 /// A scenario's TOML text and where it came from (for error messages).
 pub fn scenario_source(name_or_path: &str) -> anyhow::Result<(String, String)> {
     let path = PathBuf::from(name_or_path);
@@ -169,20 +139,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let (runs, interrupted) = match args.backend {
+    let backend: Box<dyn runner::Backend> = match args.backend {
         Backend::Emu => {
             if args.qlog {
                 bail!("--qlog: not available with --backend emu yet");
             }
-            run_emu(&scenario, &specs, &bars, &cancel)?
+            Box::new(runner::Emulator)
         }
-        Backend::Sim => {
-            match runner::run_all(&scenario, &specs, qlog_root, threads, &bars, &cancel) {
-                Ok(runs) => (runs, false),
-                Err(RunError::Interrupted { finished }) => (finished, true),
-                Err(e) => return Err(e).context(format!("scenario {}", scenario.name)),
-            }
-        }
+        Backend::Sim => Box::new(runner::Simulator { threads }),
+    };
+    let (runs, interrupted) = match backend.run(&scenario, &specs, qlog_root, &bars, &cancel) {
+        Ok(runs) => (runs, false),
+        Err(RunError::Interrupted { finished }) => (finished, true),
+        Err(e) => return Err(e).context(format!("scenario {}", scenario.name)),
     };
     drop(bars);
     if runs.is_empty() {

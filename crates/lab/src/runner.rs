@@ -32,6 +32,16 @@ pub enum RunError {
         /// The failure.
         source: SimError,
     },
+    /// A real-time run failed.
+    #[error("run {label} seed {seed}: {source}")]
+    Emu {
+        /// Controller label.
+        label: String,
+        /// Seed.
+        seed: u64,
+        /// The failure.
+        source: crate::emu_backend::EmuError,
+    },
     /// The user interrupted; the finished runs are kept.
     #[error("interrupted")]
     Interrupted {
@@ -200,5 +210,83 @@ pub fn run_jobs(
         Ok(finished)
     } else {
         Err(RunError::Interrupted { finished })
+    }
+}
+
+/// Where runs execute. Both produce the same [`CompletedRun`]s, so every output works on
+/// either.
+pub trait Backend {
+    /// Runs every spec of `scenario`, in spec order; an interruption keeps the finished runs
+    /// ([`RunError::Interrupted`]). `qlog_root`, if set, receives one folder per run.
+    fn run(
+        &self,
+        scenario: &Scenario,
+        specs: &[RunSpec],
+        qlog_root: Option<PathBuf>,
+        progress: &dyn Progress,
+        cancel: &AtomicBool,
+    ) -> Result<Vec<CompletedRun>, RunError>;
+}
+
+/// The simulator: virtual time, runs in parallel on `threads` workers.
+pub struct Simulator {
+    /// Worker threads (results do not depend on it).
+    pub threads: usize,
+}
+
+impl Backend for Simulator {
+    fn run(
+        &self,
+        scenario: &Scenario,
+        specs: &[RunSpec],
+        qlog_root: Option<PathBuf>,
+        progress: &dyn Progress,
+        cancel: &AtomicBool,
+    ) -> Result<Vec<CompletedRun>, RunError> {
+        run_all(scenario, specs, qlog_root, self.threads, progress, cancel)
+    }
+}
+
+/// The real-time emulator: UDP on loopback through the relay, one run after the other
+/// (parallel runs would compete for the CPU and skew the timing). No qlog yet.
+pub struct Emulator;
+
+impl Backend for Emulator {
+    fn run(
+        &self,
+        scenario: &Scenario,
+        specs: &[RunSpec],
+        _qlog_root: Option<PathBuf>,
+        progress: &dyn Progress,
+        cancel: &AtomicBool,
+    ) -> Result<Vec<CompletedRun>, RunError> {
+        let mut finished = Vec::new();
+        for (index, spec) in specs.iter().enumerate() {
+            let label = scenario::run_label(scenario, spec);
+            progress.started(index, &label, spec.seed);
+            let wall = Instant::now();
+            let result =
+                crate::emu_backend::run(scenario, spec, cancel, &|t| progress.advanced(index, t));
+            progress.finished(index);
+            match result {
+                Ok(outcome) => finished.push(CompletedRun {
+                    spec: spec.clone(),
+                    label,
+                    outcome,
+                    wall: wall.elapsed(),
+                }),
+                Err(crate::emu_backend::EmuError::Interrupted) => {
+                    return Err(RunError::Interrupted { finished });
+                }
+                Err(source) => {
+                    return Err(RunError::Emu {
+                        label,
+                        seed: spec.seed,
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(finished)
     }
 }

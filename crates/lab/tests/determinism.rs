@@ -82,6 +82,17 @@ fn same_seed_gives_byte_identical_summary_and_timeseries() {
         text,
         "summary.json does not round-trip through report::Summary"
     );
+    // timeseries.csv reads back into rows that write the same file again.
+    let rows = report::timeseries::read_csv(a_csv.as_slice()).unwrap();
+    assert!(!rows.is_empty());
+    let mut rewritten = csv::Writer::from_writer(Vec::new());
+    for row in &rows {
+        rewritten.serialize(row).unwrap();
+    }
+    assert!(
+        rewritten.into_inner().unwrap() == a_csv,
+        "timeseries.csv does not round-trip"
+    );
     for dir in ["a", "b", "c"] {
         let _ = std::fs::remove_dir_all(temp(dir));
     }

@@ -104,6 +104,11 @@ pub fn write_csv<W: Write>(writer: W, runs: &[(&str, &RunOutcome)]) -> Result<()
     Ok(())
 }
 
+/// Reads a timeseries.csv written by [`write_csv`].
+pub fn read_csv<R: std::io::Read>(reader: R) -> Result<Vec<Row>, csv::Error> {
+    csv::Reader::from_reader(reader).deserialize().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,9 +141,4 @@ mod tests {
         assert!((g[14] - 5e6).abs() < 1.0); // 0.5 → 1.5 s: half a second of data
         assert!(g[19].abs() < 1.0); // 1 → 2 s: nothing
     }
-}
-
-/// Reads a timeseries.csv written by [`write_csv`].
-pub fn read_csv<R: std::io::Read>(reader: R) -> Result<Vec<Row>, csv::Error> {
-    csv::Reader::from_reader(reader).deserialize().collect()
 }
