@@ -13,12 +13,14 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use netsim::{Link, LinkConfig, LinkStats};
+use netsim::{Delivery, Direction, LinkConfig, LinkStats, Path, PathConfig};
+
+use crate::pump::{self, Arrival, PumpIo, PumpStats};
 
 /// Client-side address.
 pub const CLIENT_ADDRESS: &str = "10.77.0.2";
@@ -163,21 +165,16 @@ impl Netns {
             format!("{}s0", config.prefix),
         );
         let base_rtt = config.forward.delay + config.return_link.delay;
-        let forward: Link<Vec<u8>> = Link::new(
-            &config.forward,
-            config.mtu_bytes,
-            base_rtt,
+        // All kernel traffic is one flow of the path (no access segment); per-connection
+        // goodput is counted from the packets' ports on delivery.
+        let path: Path<Vec<u8>> = Path::new(
+            &PathConfig {
+                forward: config.forward.clone(),
+                return_link: config.return_link.clone(),
+                mtu_bytes: config.mtu_bytes,
+                access_delays: vec![Duration::ZERO],
+            },
             config.seed,
-            1,
-            "forward",
-        )?;
-        let return_link: Link<Vec<u8>> = Link::new(
-            &config.return_link,
-            config.mtu_bytes,
-            base_rtt,
-            config.seed,
-            2,
-            "return",
         )?;
         let mut devices = Vec::new();
         for (ns, dev, address, peer_net) in [
@@ -237,66 +234,29 @@ impl Netns {
             LinkStats::default(),
             FlowSeries::new(),
         )));
-        let (tx, rx) = mpsc::sync_channel::<(bool, Duration, Vec<u8>)>(65_536);
+        let (tx, rx) = mpsc::sync_channel::<Arrival>(65_536);
         let start = Instant::now();
         let mut threads = Vec::new();
         // Readers block in read(2); they end when the namespaces (and devices) are deleted or
         // with the process, so they are not joined.
-        spawn_reader(client_reader, true, tx.clone(), stop.clone(), start);
-        spawn_reader(server_reader, false, tx, stop.clone(), start);
+        spawn_reader(
+            client_reader,
+            Direction::Return,
+            tx.clone(),
+            stop.clone(),
+            start,
+        );
+        spawn_reader(server_reader, Direction::Forward, tx, stop.clone(), start);
         {
             let (stop, state) = (stop.clone(), state.clone());
             threads.push(std::thread::spawn(move || {
-                let (mut forward, mut return_link) = (forward, return_link);
-                let mut last = Duration::ZERO;
-                let mut flows = FlowSeries::new();
-                let mut published = Instant::now();
-                while !stop.load(Ordering::Relaxed) {
-                    let now = start.elapsed();
-                    while let Some((_, _, packet)) = return_link.poll_arrival(now) {
-                        let _ = server_writer.write(&packet);
-                    }
-                    while let Some((at, _, packet)) = forward.poll_arrival(now) {
-                        if let Some(key) = flow_of(&packet) {
-                            let bucket = (at.as_nanos() / BUCKET.as_nanos()) as usize;
-                            let series = flows.entry(key).or_default();
-                            if series.len() <= bucket {
-                                series.resize(bucket + 1, 0);
-                            }
-                            series[bucket] += packet.len() as u64;
-                        }
-                        let _ = client_writer.write(&packet);
-                    }
-                    if published.elapsed() >= Duration::from_millis(200) {
-                        published = Instant::now();
-                        *state.lock().expect("no poisoning") =
-                            (forward.stats(), return_link.stats(), flows.clone());
-                    }
-                    let next = [forward.next_arrival(), return_link.next_arrival()]
-                        .into_iter()
-                        .flatten()
-                        .min();
-                    let wait = next.map_or(Duration::from_millis(50), |t| {
-                        t.saturating_sub(start.elapsed())
-                            .min(Duration::from_millis(50))
-                    });
-                    match rx.recv_timeout(wait) {
-                        Ok((to_server, at, packet)) => {
-                            let at = at.max(last);
-                            last = at;
-                            let size = packet.len() as u32;
-                            if to_server {
-                                return_link.send(at, size, packet);
-                            } else {
-                                forward.send(at, size, packet);
-                            }
-                        }
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Err(RecvTimeoutError::Disconnected) => break,
-                    }
-                }
-                *state.lock().expect("no poisoning") =
-                    (forward.stats(), return_link.stats(), flows);
+                let mut io = NetnsIo {
+                    client_writer: &mut client_writer,
+                    server_writer: &mut server_writer,
+                    flows: FlowSeries::new(),
+                    state: &state,
+                };
+                pump::run(path, rx, &stop, start, &mut io);
             }));
         }
         Ok(Netns {
@@ -367,10 +327,49 @@ pub fn delete(prefix: &str) -> Result<(), NetnsError> {
     a.and(b)
 }
 
+/// The TUN side of the pump: writes packets into the namespaces, counts per-connection bytes.
+struct NetnsIo<'a, C: Write, S: Write> {
+    client_writer: &'a mut C,
+    server_writer: &'a mut S,
+    flows: FlowSeries,
+    state: &'a Mutex<(LinkStats, LinkStats, FlowSeries)>,
+}
+
+impl<C: Write, S: Write> PumpIo for NetnsIo<'_, C, S> {
+    fn access_delay(&mut self, _flow: usize) -> Duration {
+        Duration::ZERO
+    }
+
+    fn deliver(&mut self, delivery: Delivery<Vec<u8>>) {
+        let packet = &delivery.payload;
+        match delivery.direction {
+            Direction::Return => {
+                let _ = self.server_writer.write(packet);
+            }
+            Direction::Forward => {
+                if let Some(key) = flow_of(packet) {
+                    let bucket = (delivery.at.as_nanos() / BUCKET.as_nanos()) as usize;
+                    let series = self.flows.entry(key).or_default();
+                    if series.len() <= bucket {
+                        series.resize(bucket + 1, 0);
+                    }
+                    series[bucket] += packet.len() as u64;
+                }
+                let _ = self.client_writer.write(packet);
+            }
+        }
+    }
+
+    fn publish(&mut self, stats: &PumpStats) {
+        *self.state.lock().expect("no poisoning") =
+            (stats.forward, stats.return_link, self.flows.clone());
+    }
+}
+
 fn spawn_reader<R: Read + Send + 'static>(
     mut reader: R,
-    to_server: bool,
-    tx: mpsc::SyncSender<(bool, Duration, Vec<u8>)>,
+    direction: Direction,
+    tx: mpsc::SyncSender<Arrival>,
     stop: Arc<AtomicBool>,
     start: Instant,
 ) {
@@ -380,7 +379,13 @@ fn spawn_reader<R: Read + Send + 'static>(
             match reader.read(&mut buf) {
                 // A full hand-off drops the packet, as a full NIC ring would.
                 Ok(n) if n > 0 => {
-                    let _ = tx.try_send((to_server, start.elapsed(), buf[..n].to_vec()));
+                    let _ = tx.try_send(Arrival {
+                        flow: 0,
+                        direction,
+                        at: start.elapsed(),
+                        wire_bytes: n as u32,
+                        payload: buf[..n].to_vec(),
+                    });
                 }
                 Ok(_) => {}
                 Err(_) => break,

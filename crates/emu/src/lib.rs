@@ -2,10 +2,13 @@
 //! relay, and a QUIC perf server and client on quinn + tokio.
 //!
 //! Layer: beside `sim` (virtual time), above `netsim`. One model, two clocks:
-//! [`relay::Relay`] admits real datagrams into the same [`netsim::Link`]s the simulator uses.
+//! [`relay::Relay`] (UDP) and [`ipnet::Netns`] (IP packets through TUN devices) admit real
+//! traffic into the same [`netsim::Path`] the simulator uses, through one wall-clock loop,
+//! [`pump`].
 
 pub mod accuracy;
 pub mod ipnet;
 pub mod perf;
+pub mod pump;
 pub mod relay;
 pub mod sockbuf;

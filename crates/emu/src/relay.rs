@@ -19,15 +19,18 @@ use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use netsim::{
-    Direction, FlowLinkStats, IP_UDP_HEADER_BYTES, LinkConfig, LinkStats, Path, PathConfig,
+    Delivery, Direction, FlowLinkStats, IP_UDP_HEADER_BYTES, LinkConfig, LinkStats, Path,
+    PathConfig,
 };
+
+use crate::pump::{self, Arrival, PumpIo, PumpStats};
 
 use crate::sockbuf;
 
@@ -112,29 +115,9 @@ pub struct RelayStats {
     /// Per client (flow), in the order clients appeared: \[forward, return\] bottleneck
     /// counters.
     pub flows: Vec<[FlowLinkStats; 2]>,
-    /// Bottleneck occupancy every [`QUEUE_SAMPLE_INTERVAL`]: (time since start, forward bytes,
-    /// return bytes).
+    /// Bottleneck occupancy every [`pump::QUEUE_SAMPLE_INTERVAL`]: (time since start, forward
+    /// bytes, return bytes).
     pub queue_samples: Vec<(Duration, u64, u64)>,
-}
-
-/// Period of [`RelayStats::queue_samples`].
-pub const QUEUE_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
-
-/// Counters the scheduler publishes.
-#[derive(Clone)]
-struct Published {
-    forward: LinkStats,
-    return_link: LinkStats,
-    lateness: Histogram<u64>,
-    flows: Vec<[FlowLinkStats; 2]>,
-    queue_samples: Vec<(Duration, u64, u64)>,
-}
-
-struct Packet {
-    client: usize,
-    to_server: bool,
-    at: Duration,
-    data: Vec<u8>,
 }
 
 struct Client {
@@ -151,7 +134,7 @@ struct Shared {
     handoff_bytes: AtomicU64,
     overload_drops: AtomicU64,
     clients_seen: AtomicU64,
-    stats: Mutex<Published>,
+    stats: Mutex<PumpStats>,
 }
 
 /// A running relay; stops when dropped.
@@ -193,15 +176,9 @@ impl Relay {
             handoff_bytes: AtomicU64::new(0),
             overload_drops: AtomicU64::new(0),
             clients_seen: AtomicU64::new(0),
-            stats: Mutex::new(Published {
-                forward: LinkStats::default(),
-                return_link: LinkStats::default(),
-                lateness: Histogram::new(3).expect("3 significant digits is valid"),
-                flows: Vec::new(),
-                queue_samples: Vec::new(),
-            }),
+            stats: Mutex::new(PumpStats::default()),
         });
-        let (tx, rx) = mpsc::sync_channel::<Packet>(HANDOFF_CAPACITY);
+        let (tx, rx) = mpsc::sync_channel::<Arrival>(HANDOFF_CAPACITY);
         let clients: Arc<Mutex<Vec<Client>>> = Arc::new(Mutex::new(Vec::new()));
         let start = Instant::now();
         let mut threads = Vec::new();
@@ -224,7 +201,13 @@ impl Relay {
         {
             let (listen, shared, clients) = (listen.clone(), shared.clone(), clients.clone());
             threads.push(std::thread::spawn(move || {
-                schedule(rx, &listen, path, &access_delays, &shared, &clients, start)
+                let mut io = RelayIo {
+                    listen: &listen,
+                    clients: &clients,
+                    shared: &shared,
+                    access_delays: &access_delays,
+                };
+                pump::run(path, rx, &shared.stop, start, &mut io)
             }));
         }
         drop(tx);
@@ -262,7 +245,7 @@ impl Relay {
             kernel_drops,
             send_errors: self.shared.send_errors.load(Ordering::Relaxed),
             socket_buffer: self.socket_buffer,
-            lateness_us: published.lateness,
+            lateness_us: published.lateness_us,
             flows: published.flows,
             queue_samples: published.queue_samples,
         }
@@ -287,8 +270,8 @@ impl Drop for Relay {
     }
 }
 
-fn hand_off(tx: &SyncSender<Packet>, packet: Packet, shared: &Shared) {
-    let len = packet.data.len() as u64;
+fn hand_off(tx: &SyncSender<Arrival>, packet: Arrival, shared: &Shared) {
+    let len = packet.payload.len() as u64;
     if shared.handoff_bytes.fetch_add(len, Ordering::Relaxed) + len > HANDOFF_BYTES {
         shared.handoff_bytes.fetch_sub(len, Ordering::Relaxed);
         shared.overload_drops.fetch_add(1, Ordering::Relaxed);
@@ -309,7 +292,7 @@ fn receive_from_clients(
     flow_upstreams: &[SocketAddr],
     shared: &Arc<Shared>,
     clients: &Arc<Mutex<Vec<Client>>>,
-    tx: &SyncSender<Packet>,
+    tx: &SyncSender<Arrival>,
     start: Instant,
 ) {
     let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
@@ -380,11 +363,12 @@ fn receive_from_clients(
         }
         hand_off(
             tx,
-            Packet {
-                client,
-                to_server: true,
+            Arrival {
+                flow: client,
+                direction: Direction::Return,
                 at,
-                data: buf[..len].to_vec(),
+                wire_bytes: len as u32 + IP_UDP_HEADER_BYTES,
+                payload: buf[..len].to_vec(),
             },
             shared,
         );
@@ -412,7 +396,7 @@ fn receive_from_server(
     client: usize,
     alive: &AtomicBool,
     shared: &Shared,
-    tx: &SyncSender<Packet>,
+    tx: &SyncSender<Arrival>,
     start: Instant,
 ) {
     let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
@@ -420,11 +404,12 @@ fn receive_from_server(
         match socket.recv(&mut buf) {
             Ok(len) => hand_off(
                 tx,
-                Packet {
-                    client,
-                    to_server: false,
+                Arrival {
+                    flow: client,
+                    direction: Direction::Forward,
                     at: start.elapsed(),
-                    data: buf[..len].to_vec(),
+                    wire_bytes: len as u32 + IP_UDP_HEADER_BYTES,
+                    payload: buf[..len].to_vec(),
                 },
                 shared,
             ),
@@ -433,115 +418,40 @@ fn receive_from_server(
     }
 }
 
-fn schedule(
-    rx: Receiver<Packet>,
-    listen: &UdpSocket,
-    mut path: Path<Vec<u8>>,
-    access_delays: &[Duration],
-    shared: &Shared,
-    clients: &Mutex<Vec<Client>>,
-    start: Instant,
-) {
-    let mut last_admitted = Duration::ZERO;
-    let mut lateness = Histogram::<u64>::new(3).expect("valid");
-    let mut published = Instant::now();
-    let mut queue_samples = Vec::new();
-    let mut next_queue_sample = QUEUE_SAMPLE_INTERVAL;
-    // Sends everything the path delivers by `at` (all of it due by now on the wall clock).
-    let deliver = |path: &mut Path<Vec<u8>>, at: Duration, lateness: &mut Histogram<u64>| {
-        let list = clients.lock().expect("no poisoning");
-        let now = start.elapsed();
-        while let Some(delivery) = path.poll(at) {
-            let Some(c) = list.get(delivery.flow) else {
-                continue;
-            };
-            let sent = match delivery.direction {
-                Direction::Return => c.upstream.send(&delivery.payload),
-                Direction::Forward => listen.send_to(&delivery.payload, c.address),
-            };
-            if sent.is_err() {
-                shared.send_errors.fetch_add(1, Ordering::Relaxed);
-            }
-            let _ = lateness.record(now.saturating_sub(delivery.at).as_micros() as u64);
-        }
-    };
-    let mut admit = |packet: Packet,
-                     floor: Duration,
-                     path: &mut Path<Vec<u8>>,
-                     lateness: &mut Histogram<u64>| {
-        shared
+/// The relay's side of the pump: clients' addresses and upstream sockets, counters.
+struct RelayIo<'a> {
+    listen: &'a UdpSocket,
+    clients: &'a Mutex<Vec<Client>>,
+    shared: &'a Shared,
+    access_delays: &'a [Duration],
+}
+
+impl PumpIo for RelayIo<'_> {
+    fn access_delay(&mut self, flow: usize) -> Duration {
+        self.access_delays.get(flow).copied().unwrap_or_default()
+    }
+
+    fn dequeued(&mut self, arrival: &Arrival) {
+        self.shared
             .handoff_bytes
-            .fetch_sub(packet.data.len() as u64, Ordering::Relaxed);
-        // Receivers stamp packets; keep admissions in time order and not before the time the
-        // path was last advanced to (`floor`): the path takes its inputs in time order.
-        let at = packet.at.max(last_admitted).max(floor);
-        last_admitted = at;
-        deliver(path, at, lateness);
-        while path.flows() <= packet.client {
-            let delay = access_delays.get(path.flows()).copied().unwrap_or_default();
-            path.add_flow(delay);
-        }
-        let wire = packet.data.len() as u32 + IP_UDP_HEADER_BYTES;
-        let direction = if packet.to_server {
-            Direction::Return
-        } else {
-            Direction::Forward
+            .fetch_sub(arrival.payload.len() as u64, Ordering::Relaxed);
+    }
+
+    fn deliver(&mut self, delivery: Delivery<Vec<u8>>) {
+        let list = self.clients.lock().expect("no poisoning");
+        let Some(client) = list.get(delivery.flow) else {
+            return;
         };
-        path.send(at, direction, packet.client, wire, packet.data);
-        at
-    };
-    let publish = |path: &Path<Vec<u8>>, lateness: &Histogram<u64>, samples: &Vec<_>| {
-        *shared.stats.lock().expect("no poisoning") = Published {
-            forward: path.link_stats(Direction::Forward),
-            return_link: path.link_stats(Direction::Return),
-            lateness: lateness.clone(),
-            flows: (0..path.flows())
-                .map(|f| {
-                    [
-                        path.flow_stats(f, Direction::Forward),
-                        path.flow_stats(f, Direction::Return),
-                    ]
-                })
-                .collect(),
-            queue_samples: samples.clone(),
+        let sent = match delivery.direction {
+            Direction::Return => client.upstream.send(&delivery.payload),
+            Direction::Forward => self.listen.send_to(&delivery.payload, client.address),
         };
-    };
-    // The latest time fed to the path: queue samples are read there, never later, so the
-    // path keeps seeing its inputs in time order.
-    let mut latest = Duration::ZERO;
-    while !shared.stop.load(Ordering::Relaxed) {
-        let now = start.elapsed();
-        deliver(&mut path, now, &mut lateness);
-        latest = latest.max(now);
-        while next_queue_sample <= latest {
-            let forward = path.queue_bytes(Direction::Forward, latest);
-            let back = path.queue_bytes(Direction::Return, latest);
-            queue_samples.push((next_queue_sample, forward, back));
-            next_queue_sample += QUEUE_SAMPLE_INTERVAL;
-        }
-        if published.elapsed() >= Duration::from_millis(100) {
-            published = Instant::now();
-            publish(&path, &lateness, &queue_samples);
-        }
-        let wait = path
-            .next_event()
-            .map_or(POLL, |t| t.saturating_sub(start.elapsed()).min(POLL));
-        match rx.recv_timeout(wait) {
-            Ok(packet) => {
-                latest = latest.max(admit(packet, latest, &mut path, &mut lateness));
-                // Admit what else is waiting, a bounded batch, before delivering again.
-                for _ in 0..256 {
-                    match rx.try_recv() {
-                        Ok(packet) => {
-                            latest = latest.max(admit(packet, latest, &mut path, &mut lateness))
-                        }
-                        Err(_) => break,
-                    }
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+        if sent.is_err() {
+            self.shared.send_errors.fetch_add(1, Ordering::Relaxed);
         }
     }
-    publish(&path, &lateness, &queue_samples);
+
+    fn publish(&mut self, stats: &PumpStats) {
+        *self.shared.stats.lock().expect("no poisoning") = stats.clone();
+    }
 }
