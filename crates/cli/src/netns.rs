@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use chart::{Chart, Series};
 use clap::Args;
 use emu::ipnet::{self, BUCKET, CLIENT_ADDRESS, Netns, NetnsConfig, SERVER_ADDRESS};
+use report::ipflows::{self, IpFlow};
 use scenario::units;
 
 use crate::link::PathFlags;
@@ -95,66 +95,31 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
     let (forward, back, flows) = emulation.down();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let csv_path = args.out.join("flows.csv");
-    let mut csv = csv::Writer::from_path(&csv_path)
-        .with_context(|| format!("writing {}", csv_path.display()))?;
-    csv.write_record(["protocol", "server_port", "client_port", "t_s", "bytes"])?;
-    let mut series = Vec::new();
+    let flows: Vec<IpFlow> = flows
+        .into_iter()
+        .map(|(key, buckets)| IpFlow {
+            protocol: key.protocol,
+            server_port: key.server_port,
+            client_port: key.client_port,
+            buckets,
+        })
+        .collect();
     println!(
         "{:<6} {:>11} {:>11} {:>14} {:>12}",
         "proto", "server port", "client port", "bytes to client", "avg Mbit/s"
     );
-    for (key, buckets) in &flows {
-        let total: u64 = buckets.iter().sum();
-        if total < 100_000 {
-            continue; // handshakes, DNS, stray packets
-        }
-        let first = buckets.iter().position(|&b| b > 0).unwrap_or(0);
-        let active = (buckets.len() - first) as f64 * BUCKET.as_secs_f64();
+    for flow in ipflows::summarize(&flows, BUCKET) {
         println!(
             "{:<6} {:>11} {:>11} {:>14} {:>12.3}",
-            key.protocol,
-            key.server_port,
-            key.client_port,
-            total,
-            total as f64 * 8.0 / active / 1e6
+            flow.protocol,
+            flow.server_port,
+            flow.client_port,
+            flow.bytes,
+            flow.mean_bps / 1e6
         );
-        let mut points = Vec::new();
-        for (i, b) in buckets.iter().enumerate() {
-            let t = (i + 1) as f64 * BUCKET.as_secs_f64();
-            csv.write_record([
-                key.protocol.clone(),
-                key.server_port.to_string(),
-                key.client_port.to_string(),
-                format!("{t:.1}"),
-                b.to_string(),
-            ])?;
-            let window = &buckets[i.saturating_sub(9)..=i];
-            points.push((
-                t,
-                window.iter().sum::<u64>() as f64 * 8.0
-                    / (window.len() as f64 * BUCKET.as_secs_f64())
-                    / 1e6,
-            ));
-        }
-        series.push(Series {
-            label: format!(
-                "{} server :{} to client :{}",
-                key.protocol, key.server_port, key.client_port
-            ),
-            points,
-        });
     }
-    csv.flush()?;
-    chart::line_chart(
-        &args.out.join("flows"),
-        &Chart {
-            title: "IP-level emulation: goodput per flow towards the client (1 s average)",
-            x_label: "time (s)",
-            y_label: "Mbit/s (IP bytes)",
-            series: &series,
-        },
-    )?;
+    let written = ipflows::write(&args.out, &flows, BUCKET)?;
+    let csv_path = &written[0];
     println!(
         "forward: {} delivered, {} queue drops; return: {} delivered, {} queue drops; kernel drops at the TUN devices: {}; wrote {} and flows.png",
         forward.delivered_packets,

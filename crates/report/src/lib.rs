@@ -7,6 +7,7 @@
 //! here, called from [`output::write_all`].
 
 pub mod compare;
+pub mod ipflows;
 pub mod output;
 pub mod summary;
 pub mod table;
