@@ -19,6 +19,7 @@ use report::summary;
 use scenario::RunSpec;
 use scenario::units;
 use scenario::{Scenario, ScenarioError};
+use serde::{Deserialize, Serialize};
 
 /// One swept parameter: a scenario key (as for `--set`) and its values, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +42,7 @@ pub enum SweepError {
         problem: String,
     },
     /// A grid point makes the scenario invalid.
-    #[error("grid point {point}: {source}")]
+    #[error("grid point {point}")]
     Scenario {
         /// The point, as key=value pairs.
         point: String,
@@ -177,7 +178,8 @@ fn entries(plan: &SweepPlan) -> Result<Vec<Entry>, SweepError> {
     Ok(entries)
 }
 
-/// Metric columns of sweep.csv, after the parameter columns.
+/// Metric columns of sweep.csv, after the parameter columns: the fields of [`SweepMetrics`]
+/// in order (a test checks they agree).
 pub const METRIC_COLUMNS: &[&str] = &[
     "cc",
     "seed",
@@ -192,6 +194,81 @@ pub const METRIC_COLUMNS: &[&str] = &[
     "link_utilization",
 ];
 
+/// The metric part of one sweep.csv row: one flow of one run, taken from the run's
+/// [`report::summary::RunSummary`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepMetrics {
+    /// Controller label of the run.
+    pub cc: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Flow name.
+    pub flow: String,
+    /// How the flow ended.
+    pub state: String,
+    /// Goodput, bit/s.
+    pub goodput_bps: f64,
+    /// Goodput / mean bottleneck rate.
+    pub efficiency: f64,
+    /// Goodput / goodput ceiling.
+    pub ceiling_fraction: f64,
+    /// First exchange's completion time, s (empty: did not complete).
+    pub completion_s: Option<f64>,
+    /// Packets the data sender declared lost.
+    pub lost_packets: u64,
+    /// Jain index of the run.
+    pub jain_index: f64,
+    /// Forward link utilization of the run.
+    pub link_utilization: f64,
+}
+
+impl SweepMetrics {
+    /// Metric `name` (a numeric column of [`METRIC_COLUMNS`]) as a number, if it has one.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        match name {
+            "goodput_bps" => Some(self.goodput_bps),
+            "efficiency" => Some(self.efficiency),
+            "ceiling_fraction" => Some(self.ceiling_fraction),
+            "completion_s" => self.completion_s,
+            "lost_packets" => Some(self.lost_packets as f64),
+            "jain_index" => Some(self.jain_index),
+            "link_utilization" => Some(self.link_utilization),
+            _ => None,
+        }
+    }
+}
+
+/// The metrics [`SweepMetrics::value`] knows, for `--metric`.
+pub const NUMERIC_METRICS: &[&str] = &[
+    "goodput_bps",
+    "efficiency",
+    "ceiling_fraction",
+    "completion_s",
+    "lost_packets",
+    "jain_index",
+    "link_utilization",
+];
+
+/// One row of sweep.csv: the grid point's values (one per axis), then the metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRow {
+    /// Value of each axis, as written on the command line.
+    pub values: Vec<String>,
+    /// The flow's results.
+    pub metrics: SweepMetrics,
+}
+
+impl SweepRow {
+    /// Identity of the run inside sweep.csv: parameter values, controller, seed.
+    fn run_key(&self) -> (Vec<String>, String, String) {
+        (
+            self.values.clone(),
+            self.metrics.cc.clone(),
+            self.metrics.seed.to_string(),
+        )
+    }
+}
+
 fn header(axes: &[Axis]) -> Vec<String> {
     axes.iter()
         .map(|a| a.key.clone())
@@ -199,32 +276,46 @@ fn header(axes: &[Axis]) -> Vec<String> {
         .collect()
 }
 
-fn rows(entry: &Entry, run: &report::CompletedRun) -> Vec<Vec<String>> {
+fn rows(entry: &Entry, run: &report::CompletedRun) -> Vec<SweepRow> {
     let summary = summary::run_summary(&entry.scenario, &run.label, &run.outcome);
     summary
         .flows
         .iter()
-        .map(|f| {
-            entry
-                .point
-                .iter()
-                .map(|(_, v)| v.clone())
-                .chain([
-                    run.label.clone(),
-                    run.spec.seed.to_string(),
-                    f.name.clone(),
-                    f.state.clone(),
-                    f.goodput_bps.to_string(),
-                    f.efficiency.to_string(),
-                    f.ceiling_fraction.to_string(),
-                    f.completion_s.map_or(String::new(), |c| c.to_string()),
-                    f.lost_packets.to_string(),
-                    summary.jain_index.to_string(),
-                    summary.link_utilization.to_string(),
-                ])
-                .collect()
+        .map(|f| SweepRow {
+            values: entry.point.iter().map(|(_, v)| v.clone()).collect(),
+            metrics: SweepMetrics {
+                cc: run.label.clone(),
+                seed: run.spec.seed,
+                flow: f.name.clone(),
+                state: f.state.clone(),
+                goodput_bps: f.goodput_bps,
+                efficiency: f.efficiency,
+                ceiling_fraction: f.ceiling_fraction,
+                completion_s: f.completion_s,
+                lost_packets: f.lost_packets,
+                jain_index: summary.jain_index,
+                link_utilization: summary.link_utilization,
+            },
         })
         .collect()
+}
+
+/// Writes one row: the axis values, then the metrics serialized by serde.
+fn write_row<W: std::io::Write>(writer: &mut csv::Writer<W>, row: &SweepRow) -> csv::Result<()> {
+    let mut metrics = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    metrics.serialize(&row.metrics)?;
+    let metrics = metrics
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    let metrics = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(metrics.as_slice())
+        .records()
+        .next()
+        .expect("one record was written")?;
+    writer.write_record(row.values.iter().map(String::as_str).chain(metrics.iter()))
 }
 
 fn results_error(path: &Path, problem: impl ToString) -> SweepError {
@@ -235,7 +326,7 @@ fn results_error(path: &Path, problem: impl ToString) -> SweepError {
 }
 
 /// Rows already in `path` (header checked), or none if the file does not exist.
-fn existing_rows(path: &Path, header: &[String]) -> Result<Vec<Vec<String>>, SweepError> {
+fn existing_rows(path: &Path, header: &[String]) -> Result<Vec<SweepRow>, SweepError> {
     if !path.exists() {
         return Ok(Vec::new());
     }
@@ -254,22 +345,20 @@ fn existing_rows(path: &Path, header: &[String]) -> Result<Vec<Vec<String>>, Swe
             ),
         ));
     }
+    let axes = header.len() - METRIC_COLUMNS.len();
+    let metric_header = csv::StringRecord::from(METRIC_COLUMNS.to_vec());
     reader
         .records()
-        .map(|r| {
-            r.map(|r| r.iter().map(str::to_owned).collect())
-                .map_err(|e| results_error(path, e))
+        .enumerate()
+        .map(|(n, record)| {
+            let record = record.map_err(|e| results_error(path, e))?;
+            let values: Vec<String> = record.iter().take(axes).map(str::to_owned).collect();
+            let metrics = csv::StringRecord::from(record.iter().skip(axes).collect::<Vec<_>>())
+                .deserialize(Some(&metric_header))
+                .map_err(|e| results_error(path, format!("row {}: {e}", n + 2)))?;
+            Ok(SweepRow { values, metrics })
         })
         .collect()
-}
-
-/// Identity of a run inside sweep.csv: parameter values, controller, seed.
-fn run_key(row: &[String], axes: usize) -> (Vec<String>, String, String) {
-    (
-        row[..axes].to_vec(),
-        row[axes].clone(),
-        row[axes + 1].clone(),
-    )
 }
 
 /// What a sweep did.
@@ -297,8 +386,7 @@ pub fn run(
     let csv_path = dir.join("sweep.csv");
     let header = header(&plan.axes);
     let previous = existing_rows(&csv_path, &header)?;
-    let axes = plan.axes.len();
-    let done: BTreeSet<_> = previous.iter().map(|r| run_key(r, axes)).collect();
+    let done: BTreeSet<_> = previous.iter().map(SweepRow::run_key).collect();
 
     let all = entries(plan)?;
     let total_runs = all.len();
@@ -354,7 +442,7 @@ pub fn run(
             .from_writer(&mut *file);
         let result = rows(&pending_entries[i], run)
             .iter()
-            .try_for_each(|r| writer.write_record(r))
+            .try_for_each(|r| write_row(&mut writer, r))
             .and_then(|_| writer.flush().map_err(csv::Error::from));
         if let Err(e) = result {
             append_error
@@ -373,7 +461,7 @@ pub fn run(
         Err(e) => return Err(e.into()),
     };
     if complete {
-        canonicalize(&csv_path, &header, &order, axes)?;
+        canonicalize(&csv_path, &header, &order)?;
     }
     Ok(SweepOutcome {
         total_runs,
@@ -388,23 +476,16 @@ fn canonicalize(
     path: &Path,
     header: &[String],
     order: &[(Vec<String>, String, String, usize)],
-    axes: usize,
 ) -> Result<(), SweepError> {
     let rows = existing_rows(path, header)?;
     let rank: BTreeMap<(Vec<String>, String, String), usize> = order
         .iter()
         .map(|(v, l, s, i)| ((v.clone(), l.clone(), s.clone()), *i))
         .collect();
-    let mut ranked: Vec<(usize, usize, Vec<String>)> = rows
+    let mut ranked: Vec<(usize, usize, SweepRow)> = rows
         .into_iter()
         .enumerate()
-        .map(|(n, r)| {
-            (
-                rank.get(&run_key(&r, axes)).copied().unwrap_or(usize::MAX),
-                n,
-                r,
-            )
-        })
+        .map(|(n, r)| (rank.get(&r.run_key()).copied().unwrap_or(usize::MAX), n, r))
         .collect();
     // Stable by file position within a run keeps the flows in scenario order.
     ranked.sort_by_key(|(rank, n, _)| (*rank, *n));
@@ -413,9 +494,7 @@ fn canonicalize(
         .write_record(header)
         .map_err(|e| results_error(path, e))?;
     for (_, _, row) in ranked {
-        writer
-            .write_record(&row)
-            .map_err(|e| results_error(path, e))?;
+        write_row(&mut writer, &row).map_err(|e| results_error(path, e))?;
     }
     writer.flush().map_err(|e| results_error(path, e))
 }
@@ -449,46 +528,42 @@ pub fn plot(
 ) -> Result<[PathBuf; 2], SweepError> {
     let header = header(axes);
     let rows = existing_rows(csv_path, &header)?;
-    let n = axes.len();
-    let column = header
-        .iter()
-        .position(|h| h == metric)
-        .filter(|&c| c >= n + 4)
-        .ok_or_else(|| {
-            results_error(
-                csv_path,
-                format!(
-                    "--metric {metric:?}: not a metric column; choose one of {:?}",
-                    &METRIC_COLUMNS[4..]
-                ),
-            )
-        })?;
+    if !NUMERIC_METRICS.contains(&metric) {
+        return Err(results_error(
+            csv_path,
+            format!("--metric {metric:?}: not a metric column; choose one of {NUMERIC_METRICS:?}"),
+        ));
+    }
     let flow = flow.map_or_else(
-        || rows.first().map(|r| r[n + 2].clone()).unwrap_or_default(),
+        || {
+            rows.first()
+                .map(|r| r.metrics.flow.clone())
+                .unwrap_or_default()
+        },
         str::to_owned,
     );
     // (line label) → x → values over seeds
     let mut lines: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
     let mut line_order: Vec<String> = Vec::new();
     let mut unit = "";
-    for (i, row) in rows.iter().filter(|r| r[n + 2] == flow).enumerate() {
-        let Some((x, u)) = numeric(&row[0]).or(Some((i as f64, ""))) else {
+    for (i, row) in rows.iter().filter(|r| r.metrics.flow == flow).enumerate() {
+        let Some((x, u)) = numeric(&row.values[0]).or(Some((i as f64, ""))) else {
             continue;
         };
         unit = u;
         let others: Vec<String> = axes[1..]
             .iter()
-            .zip(&row[1..n])
+            .zip(&row.values[1..])
             .map(|(a, v)| format!("{}={v}", a.key))
             .collect();
-        let label = std::iter::once(row[n].clone())
+        let label = std::iter::once(row.metrics.cc.clone())
             .chain(others)
             .collect::<Vec<_>>()
             .join(" ");
         if !line_order.contains(&label) {
             line_order.push(label.clone());
         }
-        let Ok(value) = row[column].parse::<f64>() else {
+        let Some(value) = row.metrics.value(metric) else {
             continue;
         };
         lines
@@ -573,5 +648,45 @@ mod tests {
         assert_eq!(numeric("1%"), Some((1.0, "%")));
         assert_eq!(numeric("3"), Some((3.0, "")));
         assert_eq!(numeric("cubic"), None);
+    }
+
+    #[test]
+    fn metric_columns_are_the_fields_of_sweep_metrics_and_rows_round_trip() {
+        let row = SweepRow {
+            values: vec!["100ms".into(), "1%".into()],
+            metrics: SweepMetrics {
+                cc: "hybla".into(),
+                seed: 3,
+                flow: "bulk".into(),
+                state: "running".into(),
+                goodput_bps: 9_477_123.25,
+                efficiency: 0.9477,
+                ceiling_fraction: 0.98,
+                completion_s: None,
+                lost_packets: 339,
+                jain_index: 1.0,
+                link_utilization: 0.995,
+            },
+        };
+        let mut with_header = csv::Writer::from_writer(Vec::new());
+        with_header.serialize(&row.metrics).unwrap();
+        let text = String::from_utf8(with_header.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), METRIC_COLUMNS.join(","));
+
+        let dir = std::env::temp_dir().join(format!("satquic-sweep-row-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sweep.csv");
+        let header: Vec<String> = ["path.forward.delay", "path.forward.loss"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(METRIC_COLUMNS.iter().map(|c| c.to_string()))
+            .collect();
+        let mut writer = csv::Writer::from_path(&path).unwrap();
+        writer.write_record(&header).unwrap();
+        write_row(&mut writer, &row).unwrap();
+        writer.flush().unwrap();
+        drop(writer);
+        assert_eq!(existing_rows(&path, &header).unwrap(), vec![row]);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
