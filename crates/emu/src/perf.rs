@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use perfwire::{ReceivedRanges, pattern};
+use perfwire::{REQUEST_HEADER_BYTES, ReceivedRanges, Request, pattern};
 use quinn::congestion::ControllerFactory;
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn::{Endpoint, TransportConfig, VarInt};
@@ -295,19 +295,19 @@ async fn serve_connection(
 }
 
 async fn serve_stream(mut send: quinn::SendStream, mut recv: quinn::RecvStream) {
-    let mut header = [0u8; 8];
+    let mut header = [0u8; REQUEST_HEADER_BYTES as usize];
     if recv.read_exact(&mut header).await.is_err() {
         return;
     }
-    let requested = u64::from_be_bytes(header);
+    let requested = Request::from_header(header).requested_bytes();
     // Upload: verify in order while the response goes out. A peer whose upload is not the
     // satquic pattern (another perf implementation) is still drained and answered; the mismatch
     // only ends verification.
     let upload = tokio::spawn(async move {
         let (mut received, mut ours) = (0u64, true);
         while let Ok(Some(chunk)) = recv.read_chunk(usize::MAX, true).await {
-            ours = ours && pattern::matches(chunk.offset - 8, &chunk.bytes);
-            received = chunk.offset - 8 + chunk.bytes.len() as u64;
+            ours = ours && pattern::matches(chunk.offset - REQUEST_HEADER_BYTES, &chunk.bytes);
+            received = chunk.offset - REQUEST_HEADER_BYTES + chunk.bytes.len() as u64;
         }
         (received, ours)
     });
@@ -493,9 +493,11 @@ pub async fn get(
         .open_bi()
         .await
         .map_err(|e| PerfError::Connection(e.to_string()))?;
-    let requested = options.download_bytes.unwrap_or(u64::MAX);
+    let request = options
+        .download_bytes
+        .map_or(Request::Unlimited, Request::Bytes);
     let request_at = Instant::now();
-    send.write_chunk(Bytes::copy_from_slice(&requested.to_be_bytes()))
+    send.write_chunk(Bytes::copy_from_slice(&request.header()))
         .await
         .map_err(|e| PerfError::Connection(e.to_string()))?;
     let upload_bytes = options.upload_bytes;
