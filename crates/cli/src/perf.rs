@@ -298,6 +298,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         thresholds: vec![2_000_000, 10_000_000, 100_000_000],
         verify: !args.no_verify,
+        repeat_after: None,
     };
     if args.no_verify {
         eprintln!("WARNING: --no-verify: content is counted, not checked");

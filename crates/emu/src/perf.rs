@@ -357,6 +357,9 @@ pub struct ClientOptions {
     /// Check every byte against the satquic pattern (false only for other perf servers,
     /// whose content the protocol leaves open).
     pub verify: bool,
+    /// After a completed download, wait this long and download the same again on the same
+    /// connection (draft-kuhn "repeat").
+    pub repeat_after: Option<Duration>,
 }
 
 /// What the client measured.
@@ -383,6 +386,25 @@ pub struct ClientReport {
     /// Whether every byte was checked against the pattern (false: counted only).
     pub verified: bool,
     /// Time series (t since request, bytes in order) at 100 ms, for plots.
+    pub samples: Vec<(f64, u64)>,
+    /// The repeated request of `repeat_after`, if any.
+    pub repeats: Vec<RepeatReport>,
+}
+
+/// A later request on the same connection (draft-kuhn "repeat").
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatReport {
+    /// When it was sent, seconds after the first request.
+    pub requested_s: f64,
+    /// Request → last byte (or stop), s.
+    pub transfer_s: f64,
+    /// Bytes received in order and verified.
+    pub bytes_received: u64,
+    /// Request → each size in order, s.
+    pub time_to_bytes_s: BTreeMap<u64, f64>,
+    /// Whether the whole requested download arrived.
+    pub completed: bool,
+    /// Time series (t since this request, bytes in order) at 100 ms.
     pub samples: Vec<(f64, u64)>,
 }
 
@@ -460,35 +482,25 @@ fn client_config(options: &ClientOptions) -> Result<quinn::ClientConfig, PerfErr
     Ok(config)
 }
 
-/// Connects, requests, verifies; `progress` sees the in-order byte count as it grows.
-pub async fn get(
-    options: ClientOptions,
+/// One request on an open connection, as measured by the client.
+struct Exchange {
+    request_at: Instant,
+    first_byte: Option<Duration>,
+    transfer: Duration,
+    bytes_received: u64,
+    bytes_uploaded: u64,
+    reached: BTreeMap<u64, f64>,
+    samples: Vec<(f64, u64)>,
+    completed: bool,
+}
+
+/// Sends one request on `connection` and reads the response until FIN or `deadline`.
+async fn exchange(
+    connection: &quinn::Connection,
+    options: &ClientOptions,
+    deadline: Option<Instant>,
     progress: &(dyn Fn(u64) + Send + Sync),
-) -> Result<ClientReport, PerfError> {
-    let bind: SocketAddr = if options.server.is_ipv4() {
-        "0.0.0.0:0"
-    } else {
-        "[::]:0"
-    }
-    .parse()
-    .expect("valid");
-    let socket = std::net::UdpSocket::bind(bind).map_err(io("binding the client socket"))?;
-    crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf client socket");
-    let mut endpoint = Endpoint::new(
-        quinn::EndpointConfig::default(),
-        None,
-        socket,
-        Arc::new(quinn::TokioRuntime),
-    )
-    .map_err(io("binding the client socket"))?;
-    endpoint.set_default_client_config(client_config(&options)?);
-    let started = Instant::now();
-    let connection = endpoint
-        .connect(options.server, &options.server_name)
-        .map_err(|e| PerfError::Connect(e.to_string()))?
-        .await
-        .map_err(|e| PerfError::Connect(e.to_string()))?;
-    let handshake = started.elapsed();
+) -> Result<Exchange, PerfError> {
     let (mut send, mut recv) = connection
         .open_bi()
         .await
@@ -518,7 +530,6 @@ pub async fn get(
     let mut reached = BTreeMap::new();
     let mut samples = Vec::new();
     let mut next_sample = LOG_INTERVAL;
-    let deadline = options.duration.map(|d| request_at + d);
     let mut completed = false;
     loop {
         let read = recv.read_chunk(usize::MAX, false);
@@ -561,20 +572,80 @@ pub async fn get(
         progress(ranges.prefix());
     }
     let transfer = request_at.elapsed();
-    let uploaded = uploader.await.unwrap_or(0);
+    let bytes_uploaded = uploader.await.unwrap_or(0);
+    Ok(Exchange {
+        request_at,
+        first_byte,
+        transfer,
+        bytes_received: ranges.prefix(),
+        bytes_uploaded,
+        reached,
+        samples,
+        completed: completed && options.download_bytes.is_some_and(|n| ranges.prefix() == n),
+    })
+}
+
+/// Connects, requests (twice with `repeat_after`), verifies; `progress` sees the in-order byte
+/// count of the current request as it grows.
+pub async fn get(
+    options: ClientOptions,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<ClientReport, PerfError> {
+    let bind: SocketAddr = if options.server.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()
+    .expect("valid");
+    let socket = std::net::UdpSocket::bind(bind).map_err(io("binding the client socket"))?;
+    crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf client socket");
+    let mut endpoint = Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )
+    .map_err(io("binding the client socket"))?;
+    endpoint.set_default_client_config(client_config(&options)?);
+    let started = Instant::now();
+    let connection = endpoint
+        .connect(options.server, &options.server_name)
+        .map_err(|e| PerfError::Connect(e.to_string()))?
+        .await
+        .map_err(|e| PerfError::Connect(e.to_string()))?;
+    let handshake = started.elapsed();
+    let deadline = options.duration.map(|d| Instant::now() + d);
+    let first = exchange(&connection, &options, deadline, progress).await?;
+    let mut repeats = Vec::new();
+    if let Some(gap) = options.repeat_after
+        && first.completed
+    {
+        tokio::time::sleep(gap).await;
+        let again = exchange(&connection, &options, deadline, progress).await?;
+        repeats.push(RepeatReport {
+            requested_s: (again.request_at - first.request_at).as_secs_f64(),
+            transfer_s: again.transfer.as_secs_f64(),
+            bytes_received: again.bytes_received,
+            time_to_bytes_s: again.reached,
+            completed: again.completed,
+            samples: again.samples,
+        });
+    }
     connection.close(0u32.into(), b"done");
     endpoint.wait_idle().await;
     Ok(ClientReport {
         server: options.server.to_string(),
         handshake_s: handshake.as_secs_f64(),
-        time_to_first_byte_s: first_byte.map(|d| d.as_secs_f64()),
-        transfer_s: transfer.as_secs_f64(),
-        bytes_received: ranges.prefix(),
-        bytes_uploaded: uploaded,
-        goodput_bps: ranges.prefix() as f64 * 8.0 / transfer.as_secs_f64().max(1e-9),
-        time_to_bytes_s: reached,
-        completed: completed && options.download_bytes.is_some_and(|n| ranges.prefix() == n),
+        time_to_first_byte_s: first.first_byte.map(|d| d.as_secs_f64()),
+        transfer_s: first.transfer.as_secs_f64(),
+        bytes_received: first.bytes_received,
+        bytes_uploaded: first.bytes_uploaded,
+        goodput_bps: first.bytes_received as f64 * 8.0 / first.transfer.as_secs_f64().max(1e-9),
+        time_to_bytes_s: first.reached,
+        completed: first.completed,
         verified: options.verify,
-        samples,
+        samples: first.samples,
+        repeats,
     })
 }

@@ -81,6 +81,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
         thresholds: vec![],
         verify: true,
+        repeat_after: None,
     };
     let rss_before = rss_bytes();
 

@@ -4,9 +4,9 @@
 //! perf client per flow — producing the same [`RunOutcome`] as the simulator, with per-flow
 //! bottleneck counters and queue samples, so every output and comparison works unchanged.
 //!
-//! Supported: one perf application per flow with a download (sized or unlimited) and an
-//! optional upload, flows starting at any time. Not yet: several applications per flow,
-//! upload-only flows, repeated downloads.
+//! Supported: one perf application per flow with a download (sized or unlimited), an
+//! optional upload and an optional repeat, flows starting at any time. Not yet: several
+//! applications per flow, upload-only flows.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -54,11 +54,6 @@ fn check_supported(scenario: &Scenario) -> Result<(), EmuError> {
             )));
         };
         let scenario::apps::AppKind::Perf(perf) = &app.kind;
-        if perf.repeat_after.is_some() {
-            return Err(EmuError::Unsupported(format!(
-                "flow[{i}].repeat_after is not supported yet"
-            )));
-        }
         if perf.download.is_none() {
             return Err(EmuError::Unsupported(format!("flow[{i}] needs a download")));
         }
@@ -159,6 +154,7 @@ pub fn run(
                 socket_buffer_bytes,
                 thresholds: scenario.time_to_bytes.clone(),
                 verify: true,
+                repeat_after: flow.perf().and_then(|p| p.repeat_after),
             };
             let same_start_before = order
                 .iter()
@@ -249,44 +245,64 @@ fn outcome(
             sender.congestion_events = p.congestion_events;
             sender.final_cwnd_bytes = p.cwnd_bytes;
         }
-        let (exchange, delivered, uploaded, end, ended_at, handshake, client_samples) =
+        let (exchanges, delivered, uploaded, end, ended_at, handshake, client_samples) =
             match &result {
                 Ok(r) => {
-                    let requested_at = began + Duration::from_secs_f64(r.handshake_s);
-                    let completed_at = r
-                        .completed
-                        .then(|| requested_at + Duration::from_secs_f64(r.transfer_s));
-                    let reached = r
-                        .time_to_bytes_s
-                        .iter()
-                        .map(|(b, t)| (*b, requested_at + Duration::from_secs_f64(*t)))
-                        .collect();
-                    let samples: Vec<(Duration, u64)> = r
+                    let seconds = Duration::from_secs_f64;
+                    let requested_at = began + seconds(r.handshake_s);
+                    let completed_at = r.completed.then(|| requested_at + seconds(r.transfer_s));
+                    let at = |start: Duration, map: &BTreeMap<u64, f64>| {
+                        map.iter().map(|(b, t)| (*b, start + seconds(*t))).collect()
+                    };
+                    let mut exchanges = vec![Exchange {
+                        requested_at,
+                        completed_at,
+                        upload_completed_at: None,
+                        reached: at(requested_at, &r.time_to_bytes_s),
+                    }];
+                    let mut samples: Vec<(Duration, u64)> = r
                         .samples
                         .iter()
-                        .map(|(t, b)| (requested_at + Duration::from_secs_f64(*t), *b))
+                        .map(|(t, b)| (requested_at + seconds(*t), *b))
                         .collect();
-                    (
-                        Some(Exchange {
-                            requested_at,
-                            completed_at,
+                    let mut delivered = r.bytes_received;
+                    let mut ended_at = completed_at;
+                    let mut completed = r.completed;
+                    for repeat in &r.repeats {
+                        let start = requested_at + seconds(repeat.requested_s);
+                        let done = repeat.completed.then(|| start + seconds(repeat.transfer_s));
+                        samples.extend(
+                            repeat
+                                .samples
+                                .iter()
+                                .map(|(t, b)| (start + seconds(*t), delivered + *b)),
+                        );
+                        exchanges.push(Exchange {
+                            requested_at: start,
+                            completed_at: done,
                             upload_completed_at: None,
-                            reached,
-                        }),
-                        r.bytes_received,
+                            reached: at(start, &repeat.time_to_bytes_s),
+                        });
+                        delivered += repeat.bytes_received;
+                        ended_at = done;
+                        completed = repeat.completed;
+                    }
+                    (
+                        exchanges,
+                        delivered,
                         r.bytes_uploaded,
-                        if r.completed {
+                        if completed {
                             FlowEnd::Completed
                         } else {
                             FlowEnd::Running
                         },
-                        completed_at,
-                        Some(Duration::from_secs_f64(r.handshake_s)),
+                        ended_at,
+                        Some(seconds(r.handshake_s)),
                         samples,
                     )
                 }
                 Err(e) => (
-                    None,
+                    Vec::new(),
                     0,
                     0,
                     FlowEnd::Error {
@@ -330,7 +346,7 @@ fn outcome(
             delivered_bytes: delivered,
             apps: vec![
                 PerfReport {
-                    exchanges: exchange.into_iter().collect(),
+                    exchanges,
                     downloaded_bytes: delivered,
                     uploaded_bytes: uploaded,
                 }
