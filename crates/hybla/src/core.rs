@@ -1,8 +1,8 @@
 //! The Hybla algorithm on plain numbers: bytes, `Duration`s since an epoch the caller picks.
 //!
-//! Notation of [Caini2004] (TCP Hybla, Caini & Firrincieli 2004): W is the congestion window in
+//! Notation of \[Caini2004\] (TCP Hybla, Caini & Firrincieli 2004): W is the congestion window in
 //! segments (MSS), ρ = RTT / RTT0, γ the slow-start threshold. The per-ACK rules (eq. 9) are
-//! applied with byte counting as in [Cavallotti2024] §4.2.3 (the picoquic implementation): every
+//! applied with byte counting as in \[Cavallotti2024\] §4.2.3 (the picoquic implementation): every
 //! acknowledged MSS counts as one ACK of eq. 9.
 
 use std::time::Duration;
@@ -38,12 +38,12 @@ pub const MAX_WINDOW_BYTES: u64 = 1 << 48;
 /// How the initial slow-start threshold is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum InitialSsthresh {
-    /// Estimate the path's bandwidth-delay product from the first flight ([Caini2004] §3.3.1);
+    /// Estimate the path's bandwidth-delay product from the first flight (\[Caini2004\] §3.3.1);
     /// slow-start growth waits for the estimate (at most one round, then plain slow start).
     Estimate,
     /// A fixed number of bytes (the thesis's INITIAL_SSTHRESH, e.g. 750 KB).
     Bytes(u64),
-    /// γ segments, multiplied by ρ once ρ is known ([Caini2004] eq. 6: the threshold is ρ·γ).
+    /// γ segments, multiplied by ρ once ρ is known (\[Caini2004\] eq. 6: the threshold is ρ·γ).
     Segments(f64),
     /// No threshold: slow start until the first loss (NewReno's default).
     Infinite,
@@ -52,14 +52,14 @@ pub enum InitialSsthresh {
 /// Which growth rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Growth {
-    /// [Caini2004] eq. 9 exactly: +(2^ρ − 1) per MSS in slow start, +ρ²/W per MSS in
+    /// \[Caini2004\] eq. 9 exactly: +(2^ρ − 1) per MSS in slow start, +ρ²/W per MSS in
     /// congestion avoidance.
     Seed,
-    /// satquic's extension: [Caini2004]'s ρ² growth while the window is below the estimated pipe
+    /// satquic's extension: \[Caini2004\]'s ρ² growth while the window is below the estimated pipe
     /// (delivery rate × base RTT), ρ·MSS per RTT above it; random loss kept apart from
     /// congestion; on congestion, Westwood+'s floor instead of a blind halving.
     ///
-    /// Why ρ above the pipe: at ρ = 20 [Caini2004]'s congestion avoidance adds ρ² = 400 packets
+    /// Why ρ above the pipe: at ρ = 20 \[Caini2004\]'s congestion avoidance adds ρ² = 400 packets
     /// per RTT, about a whole 1-BDP buffer, and the loss signal arrives one RTT late — so every
     /// cycle ends in a burst of hundreds of drops (the QUIC Hybla thesis's picture; 14 % loss
     /// measured here). Once the pipe is full, extra window only fills the queue, and the
@@ -88,7 +88,7 @@ pub enum Growth {
 /// Settings of one Hybla instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HyblaParams {
-    /// Reference RTT whose growth rate Hybla reproduces ([Caini2004] §7.1: 25 ms).
+    /// Reference RTT whose growth rate Hybla reproduces (\[Caini2004\] §7.1: 25 ms).
     pub rtt0: Duration,
     /// Window before ρ is known, bytes; multiplied by ρ at the first RTT sample.
     pub initial_window_bytes: u64,
@@ -145,7 +145,7 @@ pub struct Hybla {
     mss_bytes: u64,
     cwnd_bytes: u64,
     ssthresh_bytes: u64,
-    /// Fractional bytes of window increase not yet applied ([Cavallotti2024]'s increment_frac_sum).
+    /// Fractional bytes of window increase not yet applied (\[Cavallotti2024\]'s increment_frac_sum).
     carry_bytes: f64,
     rho: f64,
     rho_known: bool,
@@ -276,7 +276,7 @@ impl Hybla {
         self.queue_delay
     }
 
-    /// Smallest window: minimum_window_packets × MSS, times ρ ([Cavallotti2024] §4.2.3).
+    /// Smallest window: minimum_window_packets × MSS, times ρ (\[Cavallotti2024\] §4.2.3).
     pub fn minimum_window(&self) -> u64 {
         ((self.params.minimum_window_packets * self.mss_bytes) as f64 * self.rho) as u64
     }
@@ -532,7 +532,7 @@ impl Hybla {
     /// Start-up under [`InitialSsthresh::Estimate`]: Hybla's slow start up to the target (the
     /// declared or measured BDP), then [`STARTUP_GAIN_PER_ROUND`] per round until a queue
     /// shows. Without a target no growth: at ρ = 20 one slow-start ACK would add 2²⁰
-    /// segments ([Cavallotti2024] §5.3).
+    /// segments (\[Cavallotti2024\] §5.3).
     fn grow_in_startup(&mut self, rho: f64, bytes: u64) {
         let Some(target) = self.startup_target_bytes else {
             return;

@@ -8,7 +8,7 @@
 //!
 //! Layer: a pure algorithm core ([`Hybla`]: bytes and `Duration`s, no quinn types) and a thin
 //! quinn adapter ([`HyblaConfig`], which is both the settings and quinn's `ControllerFactory`).
-//! Beyond [Caini2004]'s rules it estimates the initial slow-start threshold from the first flight,
+//! Beyond \[Caini2004\]'s rules it estimates the initial slow-start threshold from the first flight,
 //! re-estimates ρ when the path changes, and by default guards its growth against
 //! self-inflicted queue overflow ([`Growth::PipeAware`]; [`Growth::Seed`] gives the plain rules).
 //!
@@ -22,7 +22,7 @@
 //! let mut transport = quinn::TransportConfig::default();
 //! transport.congestion_controller_factory(Arc::new(HyblaConfig::default()));
 //!
-//! // Or with a different reference RTT and [Caini2004]'s plain growth rules:
+//! // Or with a different reference RTT and \[Caini2004\]'s plain growth rules:
 //! let mut config = HyblaConfig::default();
 //! config.rtt0(Duration::from_millis(50)).growth(hybla::Growth::Seed);
 //! transport.congestion_controller_factory(Arc::new(config));

@@ -39,7 +39,7 @@ impl HyblaConfig {
         self
     }
 
-    /// Growth rules: [Caini2004]'s, or satquic's pipe-aware extension (default).
+    /// Growth rules: \[Caini2004\]'s, or satquic's pipe-aware extension (default).
     pub fn growth(&mut self, value: Growth) -> &mut Self {
         self.params.growth = value;
         self

@@ -1,4 +1,4 @@
-//! Bandwidth-delay product estimate from the first flights ([Caini2004] §3.3.1: "by observing the
+//! Bandwidth-delay product estimate from the first flights (\[Caini2004\] §3.3.1: "by observing the
 //! delay between the receptions of ACKs that correspond to consecutively transmitted segments,
 //! it is possible to calculate at the connection start up a rough estimate of the channel
 //! bandwidth-delay product").

@@ -1,4 +1,4 @@
-//! The core against the formulas of [Caini2004] (eq. 9) and [Cavallotti2024] §4.2.3.
+//! The core against the formulas of \[Caini2004\] (eq. 9) and \[Cavallotti2024\] §4.2.3.
 
 use std::time::Duration;
 

@@ -44,7 +44,7 @@ impl QueueLimit {
     }
 }
 
-/// Random Early Detection parameters (Floyd & Jacobson 1993; [Caini2004] §4 uses min 5, max 15
+/// Random Early Detection parameters (Floyd & Jacobson 1993; \[Caini2004\] §4 uses min 5, max 15
 /// packets, queue 50 packets).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RedConfig {

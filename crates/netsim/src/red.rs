@@ -1,4 +1,4 @@
-//! Random Early Detection (Floyd & Jacobson 1993), as used by [Caini2004] §4.
+//! Random Early Detection (Floyd & Jacobson 1993), as used by \[Caini2004\] §4.
 
 use std::time::Duration;
 

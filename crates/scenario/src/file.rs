@@ -45,7 +45,7 @@ pub const MIN_MTU_BYTES: u32 = 1228;
 pub const MAX_MTU_BYTES: u32 = 65535;
 
 /// Download sizes at which completion times are reported when the file gives none: the
-/// draft-kuhn-quic-4-sat objectives are stated at 2, 10 and 100 MB ([Kuhn-slides]).
+/// draft-kuhn-quic-4-sat objectives are stated at 2, 10 and 100 MB (\[Kuhn-slides\]).
 pub const DEFAULT_TIME_TO_BYTES: [u64; 3] = [2_000_000, 10_000_000, 100_000_000];
 
 /// Largest `max_ack_delay` a QUIC endpoint may announce: values of 2^14 ms or more are invalid

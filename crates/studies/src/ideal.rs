@@ -1,4 +1,4 @@
-//! [Caini2004] §3.4 (Fig. 3–4): on an ideal channel (1 Gbit/s, no loss, a buffer that never
+//! \[Caini2004\] §3.4 (Fig. 3–4): on an ideal channel (1 Gbit/s, no loss, a buffer that never
 //! fills) the data Hybla transmits over time follows eq. 8 whatever the RTT, while NewReno's
 //! falls with the RTT (eq. 4). We run both for several RTTs and report the deviation from the
 //! continuous model.

@@ -373,7 +373,7 @@ fn rtt_grid(ctx: &Context) -> Vec<u64> {
 type RttSweep = Vec<(String, Vec<(u64, RunSummary)>)>;
 
 /// Satellite-flow goodput vs RTT for each controller: (cc, [(rtt ms, summary)]).
-/// Label of Hybla run with [Caini2004]'s plain growth rules (`cc_params.growth = "seed"`).
+/// Label of Hybla run with \[Caini2004\]'s plain growth rules (`cc_params.growth = "seed"`).
 const HYBLA_SEED: &str = "hybla-seed";
 
 fn rtt_sweep(
