@@ -1,3 +1,4 @@
 //! The applications the simulator ships; see [`crate::app`] for how to add one.
 
+pub mod media;
 pub mod perf;

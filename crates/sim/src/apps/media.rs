@@ -1,0 +1,480 @@
+//! The media application: synthetic real-time video, one QUIC unidirectional stream per frame
+//! (as in \[Ruehl2024\]), from the sender half to the receiver half.
+//!
+//! Frames leave every 1/fps from the handshake on. Sizes follow a simple video model in the
+//! spirit of RFC 8593: a keyframe every `keyframe_interval` frames, `keyframe_ratio` times the
+//! size of a P-frame, each size scaled by a uniform jitter of ±`jitter`, with the P-frame size
+//! chosen so the mean rate is the target bitrate. Each frame starts with a header — sequence
+//! number, capture time, size — followed by [`perfwire::pattern`] bytes, which the receiver
+//! verifies. The receiver records each frame's one-way delay (capture → last byte) and counts
+//! frames later than the deadline.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use netsim::Uniform;
+use perfwire::{ReceivedRanges, pattern};
+use quinn_proto::{Connection, Dir, ReadError, ReadableError, StreamId, VarInt, WriteError};
+use serde::{Deserialize, Serialize};
+
+use crate::app::{App, AppError, AppOutcome, AppSpec, Role};
+
+/// [`AppSpec::kind`] of the media application.
+pub const KIND: &str = "media";
+
+/// Bytes of the frame header: sequence number (8), capture time in ns (8), frame size (4).
+pub const FRAME_HEADER_BYTES: u64 = 20;
+
+/// Largest chunk handed to quinn per write.
+const WRITE_CHUNK_BYTES: usize = 32 * 1024;
+
+/// A synthetic video source and its deadline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaSpec {
+    /// Mean media rate, bit/s (frame bytes, headers included).
+    pub bitrate_bps: u64,
+    /// Frames per second.
+    pub fps: u32,
+    /// A keyframe every this many frames (the first frame is one).
+    pub keyframe_interval: u32,
+    /// Keyframe size / P-frame size.
+    pub keyframe_ratio: f64,
+    /// Each frame's size is scaled by a uniform factor in [1 − jitter, 1 + jitter].
+    pub jitter: f64,
+    /// A frame is late when its one-way delay exceeds this.
+    pub deadline: Duration,
+    /// The end that sends the frames.
+    pub sender: Role,
+    /// Seed of the frame-size jitter.
+    pub seed: u64,
+}
+
+impl MediaSpec {
+    /// The size of frame `seq`, bytes (at least a header and one payload byte).
+    fn frame_bytes(&self, seq: u64, rng: &mut Uniform) -> u64 {
+        let interval = f64::from(self.keyframe_interval.max(1));
+        let mean = self.bitrate_bps as f64 / 8.0 / f64::from(self.fps);
+        let p_frame = mean * interval / (interval - 1.0 + self.keyframe_ratio);
+        let base = if seq.is_multiple_of(u64::from(self.keyframe_interval.max(1))) {
+            p_frame * self.keyframe_ratio
+        } else {
+            p_frame
+        };
+        let factor = 1.0 + self.jitter * (2.0 * rng.next_f64() - 1.0);
+        ((base * factor).round() as u64).max(FRAME_HEADER_BYTES + 1)
+    }
+}
+
+impl AppSpec for MediaSpec {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn data_sender(&self) -> Role {
+        self.sender
+    }
+
+    fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
+        let sender: Box<dyn App> = Box::new(MediaSender::new(self.clone()));
+        let receiver: Box<dyn App> = Box::new(MediaReceiver::new(self.deadline));
+        match self.sender {
+            Role::Server => (receiver, sender),
+            Role::Client => (sender, receiver),
+        }
+    }
+}
+
+/// Frame delay percentiles, milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DelayPercentiles {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl DelayPercentiles {
+    /// Nearest-rank percentiles of `delays_ms` (all zero when empty).
+    pub fn of(delays_ms: &[f64]) -> DelayPercentiles {
+        if delays_ms.is_empty() {
+            return DelayPercentiles::default();
+        }
+        let mut sorted = delays_ms.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let rank =
+            |p: f64| sorted[((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+        DelayPercentiles {
+            p50: rank(0.50),
+            p95: rank(0.95),
+            p99: rank(0.99),
+            max: sorted[sorted.len() - 1],
+        }
+    }
+}
+
+/// One delivered frame.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FrameRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// Capture time, since the start of the run.
+    pub captured_at: Duration,
+    /// Last byte received, since the start of the run.
+    pub received_at: Duration,
+    /// Frame size, bytes.
+    pub bytes: u64,
+}
+
+/// The media application's measurements, as its [`AppOutcome::report`] carries them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MediaReport {
+    /// Frames the sender captured and started sending.
+    pub frames_sent: u64,
+    /// Frames the receiver got completely.
+    pub frames_received: u64,
+    /// One-way frame delay (capture → last byte) of received frames.
+    pub frame_delay_ms: DelayPercentiles,
+    /// Received frames whose delay exceeded the deadline.
+    pub late_frames: u64,
+    /// The deadline, ms.
+    pub deadline_ms: f64,
+    /// Every received frame, in arrival order.
+    pub frames: Vec<FrameRecord>,
+}
+
+impl MediaReport {
+    /// The report of `app`, if it is a media application.
+    pub fn of(app: &AppOutcome) -> Option<MediaReport> {
+        if app.kind != KIND {
+            return None;
+        }
+        serde_json::from_value(serde_json::Value::Object(app.report.clone())).ok()
+    }
+}
+
+/// A frame being written.
+#[derive(Debug)]
+struct FrameWriter {
+    id: StreamId,
+    header: Option<Bytes>,
+    offset: u64,
+    payload_bytes: u64,
+}
+
+/// The sending half: captures frames on time and writes each on its own stream.
+#[derive(Debug)]
+struct MediaSender {
+    spec: MediaSpec,
+    rng: Uniform,
+    started_at: Option<Duration>,
+    next_seq: u64,
+    /// Frames captured but not yet given a stream (stream limit reached): (seq, capture, size).
+    waiting: Vec<(u64, Duration, u64)>,
+    writing: Vec<FrameWriter>,
+}
+
+impl MediaSender {
+    fn new(spec: MediaSpec) -> Self {
+        let rng = Uniform::new(spec.seed, 0);
+        Self {
+            spec,
+            rng,
+            started_at: None,
+            next_seq: 0,
+            waiting: Vec::new(),
+            writing: Vec::new(),
+        }
+    }
+
+    fn capture_time(&self, seq: u64) -> Option<Duration> {
+        let start = self.started_at?;
+        Some(start + Duration::from_secs_f64(seq as f64 / f64::from(self.spec.fps)))
+    }
+}
+
+/// Writes what fits of `frame`; true once it is written and finished.
+fn pump_frame(conn: &mut Connection, frame: &mut FrameWriter) -> bool {
+    let mut stream = conn.send_stream(frame.id);
+    if let Some(header) = frame.header.take() {
+        let mut chunks = [header];
+        match stream.write_chunks(&mut chunks) {
+            Ok(written) if written.chunks == 1 => {}
+            Ok(_) | Err(WriteError::Blocked) => {
+                frame.header = Some(std::mem::take(&mut chunks[0]));
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+    while frame.offset < frame.payload_bytes {
+        let len = (frame.payload_bytes - frame.offset).min(WRITE_CHUNK_BYTES as u64) as usize;
+        let mut chunks = [pattern::chunk(frame.offset, len)];
+        match stream.write_chunks(&mut chunks) {
+            Ok(written) => frame.offset += written.bytes as u64,
+            Err(WriteError::Blocked) => return false,
+            Err(_) => return true,
+        }
+    }
+    let _ = stream.finish();
+    true
+}
+
+impl App for MediaSender {
+    fn on_connected(&mut self, now: Duration) {
+        self.started_at.get_or_insert(now);
+    }
+
+    fn drive(&mut self, conn: &mut Connection, now: Duration) -> Result<bool, AppError> {
+        while let Some(at) = self.capture_time(self.next_seq)
+            && at <= now
+        {
+            let size = self.spec.frame_bytes(self.next_seq, &mut self.rng);
+            self.waiting.push((self.next_seq, at, size));
+            self.next_seq += 1;
+        }
+        while let Some(&(seq, at, size)) = self.waiting.first() {
+            let Some(id) = conn.streams().open(Dir::Uni) else {
+                break;
+            };
+            self.waiting.remove(0);
+            let mut header = Vec::with_capacity(FRAME_HEADER_BYTES as usize);
+            header.extend_from_slice(&seq.to_be_bytes());
+            header.extend_from_slice(&(at.as_nanos() as u64).to_be_bytes());
+            header.extend_from_slice(&(size as u32).to_be_bytes());
+            self.writing.push(FrameWriter {
+                id,
+                header: Some(Bytes::from(header)),
+                offset: 0,
+                payload_bytes: size - FRAME_HEADER_BYTES,
+            });
+        }
+        // Oldest frames first: a later frame never overtakes an earlier one in our writes.
+        self.writing.retain_mut(|frame| !pump_frame(conn, frame));
+        Ok(false)
+    }
+
+    fn wakeup(&self) -> Option<Duration> {
+        self.capture_time(self.next_seq)
+    }
+
+    fn received_bytes(&self) -> u64 {
+        0
+    }
+
+    fn busy_periods(&self) -> Vec<(Duration, Option<Duration>)> {
+        self.started_at.map(|s| (s, None)).into_iter().collect()
+    }
+
+    fn report(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut report = serde_json::Map::new();
+        report.insert("frames_sent".into(), self.next_seq.into());
+        report
+    }
+}
+
+/// A frame being received.
+#[derive(Debug, Default)]
+struct FrameReader {
+    header: [u8; FRAME_HEADER_BYTES as usize],
+    header_received: u64,
+    payload: ReceivedRanges,
+    fin: bool,
+}
+
+impl FrameReader {
+    /// (seq, capture time, size) once the header is in.
+    fn header(&self) -> Option<(u64, Duration, u64)> {
+        (self.header_received == FRAME_HEADER_BYTES).then(|| {
+            let word = |range: std::ops::Range<usize>| {
+                let mut bytes = [0u8; 8];
+                bytes[8 - range.len()..].copy_from_slice(&self.header[range]);
+                u64::from_be_bytes(bytes)
+            };
+            (word(0..8), Duration::from_nanos(word(8..16)), word(16..20))
+        })
+    }
+}
+
+/// The receiving half: reads every frame stream, verifies it, records its delay.
+#[derive(Debug)]
+struct MediaReceiver {
+    deadline: Duration,
+    streams: BTreeMap<StreamId, FrameReader>,
+    frames: Vec<FrameRecord>,
+    received_bytes: u64,
+}
+
+impl MediaReceiver {
+    fn new(deadline: Duration) -> Self {
+        Self {
+            deadline,
+            streams: BTreeMap::new(),
+            frames: Vec::new(),
+            received_bytes: 0,
+        }
+    }
+}
+
+fn read_frame(
+    conn: &mut Connection,
+    id: StreamId,
+    frame: &mut FrameReader,
+) -> Result<(), AppError> {
+    let mut stream = conn.recv_stream(id);
+    let mut chunks = match stream.read(false) {
+        Ok(chunks) => chunks,
+        Err(ReadableError::ClosedStream) | Err(ReadableError::IllegalOrderedRead) => return Ok(()),
+    };
+    let mut result = Ok(());
+    loop {
+        match chunks.next(usize::MAX) {
+            Ok(Some(chunk)) => {
+                let (mut offset, mut data): (u64, &[u8]) = (chunk.offset, &chunk.bytes);
+                if offset < FRAME_HEADER_BYTES {
+                    let end = (offset + data.len() as u64).min(FRAME_HEADER_BYTES);
+                    let len = (end - offset) as usize;
+                    frame.header[offset as usize..end as usize].copy_from_slice(&data[..len]);
+                    frame.header_received += len as u64;
+                    data = &data[len..];
+                    offset = end;
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                let at = offset - FRAME_HEADER_BYTES;
+                if !pattern::matches(at, data) {
+                    result = Err(AppError::Corruption {
+                        stream: u64::from(VarInt::from(id)),
+                        offset: at,
+                        len: data.len(),
+                    });
+                    break;
+                }
+                frame.payload.insert(at, at + data.len() as u64);
+            }
+            Ok(None) => {
+                frame.fin = true;
+                break;
+            }
+            Err(ReadError::Blocked) | Err(ReadError::Reset(_)) => break,
+        }
+    }
+    let _ = chunks.finalize();
+    result
+}
+
+impl App for MediaReceiver {
+    fn accepts(&self, dir: Dir) -> bool {
+        dir == Dir::Uni
+    }
+
+    fn adopt_stream(&mut self, id: StreamId, _now: Duration) {
+        self.streams.insert(id, FrameReader::default());
+    }
+
+    fn drive(&mut self, conn: &mut Connection, now: Duration) -> Result<bool, AppError> {
+        let mut done = Vec::new();
+        for (&id, frame) in &mut self.streams {
+            read_frame(conn, id, frame)?;
+            if let Some((seq, captured_at, bytes)) = frame.header()
+                && frame.fin
+                && frame.payload.prefix() + FRAME_HEADER_BYTES == bytes
+            {
+                self.frames.push(FrameRecord {
+                    seq,
+                    captured_at,
+                    received_at: now,
+                    bytes,
+                });
+                self.received_bytes += bytes;
+                done.push(id);
+            }
+        }
+        for id in done {
+            self.streams.remove(&id);
+        }
+        Ok(false)
+    }
+
+    fn received_bytes(&self) -> u64 {
+        self.received_bytes
+    }
+
+    fn report(&self) -> serde_json::Map<String, serde_json::Value> {
+        let delays: Vec<f64> = self
+            .frames
+            .iter()
+            .map(|f| f.received_at.saturating_sub(f.captured_at).as_secs_f64() * 1e3)
+            .collect();
+        let late = self
+            .frames
+            .iter()
+            .filter(|f| f.received_at.saturating_sub(f.captured_at) > self.deadline)
+            .count();
+        let mut report = serde_json::Map::new();
+        report.insert("frames_received".into(), self.frames.len().into());
+        report.insert(
+            "frame_delay_ms".into(),
+            serde_json::json!(DelayPercentiles::of(&delays)),
+        );
+        report.insert("late_frames".into(), late.into());
+        report.insert(
+            "deadline_ms".into(),
+            (self.deadline.as_secs_f64() * 1e3).into(),
+        );
+        report.insert("frames".into(), serde_json::json!(self.frames));
+        report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> MediaSpec {
+        MediaSpec {
+            bitrate_bps: 2_000_000,
+            fps: 30,
+            keyframe_interval: 60,
+            keyframe_ratio: 5.0,
+            jitter: 0.0,
+            deadline: Duration::from_millis(175),
+            sender: Role::Server,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn frame_sizes_average_to_the_bitrate() {
+        let spec = spec();
+        let mut rng = Uniform::new(1, 0);
+        let total: u64 = (0..600).map(|seq| spec.frame_bytes(seq, &mut rng)).sum();
+        // 600 frames at 30 fps = 20 s at 2 Mbit/s = 5 MB.
+        assert!((total as f64 - 5e6).abs() < 5e6 * 0.001, "{total}");
+        let key = spec.frame_bytes(0, &mut rng) as f64;
+        let p = spec.frame_bytes(1, &mut rng) as f64;
+        assert!((key / p - 5.0).abs() < 0.01);
+        let jittery = MediaSpec {
+            jitter: 0.2,
+            ..spec
+        };
+        let mut rng = Uniform::new(1, 0);
+        let total: u64 = (0..6000)
+            .map(|seq| jittery.frame_bytes(seq, &mut rng))
+            .sum();
+        assert!((total as f64 - 5e7).abs() < 5e7 * 0.01, "{total}");
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let delays: Vec<f64> = (1..=100).map(f64::from).collect();
+        let p = DelayPercentiles::of(&delays);
+        assert_eq!((p.p50, p.p95, p.p99, p.max), (50.0, 95.0, 99.0, 100.0));
+        assert_eq!(DelayPercentiles::of(&[]), DelayPercentiles::default());
+    }
+}
