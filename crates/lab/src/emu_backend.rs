@@ -53,7 +53,13 @@ fn check_supported(scenario: &Scenario) -> Result<(), EmuError> {
                 "flow[{i}]: one application per flow"
             )));
         };
-        let scenario::apps::AppKind::Perf(perf) = &app.kind;
+        let scenario::apps::AppKind::Perf(perf) = &app.kind else {
+            return Err(EmuError::Unsupported(format!(
+                "flow[{i}].app {:?}: {} applications do not run in real time yet",
+                app.name,
+                app.kind.name()
+            )));
+        };
         if perf.download.is_none() {
             return Err(EmuError::Unsupported(format!("flow[{i}] needs a download")));
         }

@@ -2,17 +2,23 @@
 //! replaced by the satellite preset, one seed.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use std::sync::Arc;
 
+use sim::apps::media::MediaSpec;
 use sim::apps::perf::PerfSpec;
-use sim::{AppSpec, FlowApp, FlowConfig, SimConfig, TransportSettings};
+use sim::{AppSpec, FlowApp, FlowConfig, Role, SimConfig, TransportSettings};
 
 use scenario::apps::{AppConfig, AppKind};
 use scenario::controllers::{ControllerError, ControllerSpec};
 use scenario::{RunSpec, Scenario};
 
 use crate::controllers;
+
+/// A media frame is late when its one-way delay exceeds the propagation delay by this much
+/// (the default deadline; ITU-T G.114's 150 ms of mouth-to-ear budget beyond the path).
+pub const MEDIA_DEADLINE_SLACK: Duration = Duration::from_millis(150);
 
 /// The transport settings of flow `index`: the preset with the scenario's overrides applied.
 pub fn transport_settings(scenario: &Scenario, index: usize) -> TransportSettings {
@@ -72,8 +78,30 @@ pub fn flow_controller(
 }
 
 /// The simulator's application for a scenario's app table: the one place that knows both.
-fn flow_app(scenario: &Scenario, app: &AppConfig) -> FlowApp {
+/// `seed` is the run's seed; `flow` and `app` index the app (its random stream).
+fn flow_app(scenario: &Scenario, seed: u64, flow: usize, index: usize, app: &AppConfig) -> FlowApp {
     let spec: Arc<dyn AppSpec> = match &app.kind {
+        AppKind::Media(media) => {
+            let sender = if media.upload {
+                Role::Client
+            } else {
+                Role::Server
+            };
+            // Default deadline: the flow's one-way propagation delay + 150 ms.
+            let deadline = media
+                .deadline
+                .unwrap_or(scenario.path_config().flow_base_rtt(flow) / 2 + MEDIA_DEADLINE_SLACK);
+            Arc::new(MediaSpec {
+                bitrate_bps: media.bitrate_bps,
+                fps: media.fps,
+                keyframe_interval: media.keyframe_interval,
+                keyframe_ratio: media.keyframe_ratio,
+                jitter: media.jitter,
+                deadline,
+                sender,
+                seed: netsim::derive_seed(seed, 7000 + 64 * flow as u64 + index as u64),
+            })
+        }
         AppKind::Perf(perf) => Arc::new(PerfSpec {
             download: perf.download,
             upload_bytes: perf.upload_bytes,
@@ -108,7 +136,8 @@ pub fn sim_config(
             apps: flow
                 .apps
                 .iter()
-                .map(|app| flow_app(scenario, app))
+                .enumerate()
+                .map(|(i, app)| flow_app(scenario, spec.seed, index, i, app))
                 .collect(),
             transport: transport_settings(scenario, index),
             qlog: flow.qlog && qlog_dir.is_some(),

@@ -13,6 +13,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use netsim::{Aqm, LinkConfig, LinkStats, LossModel, QueueLimit, ScheduleStep};
+use sim::AppOutcome;
+use sim::apps::media::{DelayPercentiles, MediaReport};
 use sim::apps::perf::{Exchange, PerfReport};
 use sim::{FlowEnd, FlowOutcome, RunOutcome, Sample};
 
@@ -155,6 +157,62 @@ pub struct FlowSummary {
     pub forward_queue_drops: u64,
     /// This flow's packets corrupted by forward random loss.
     pub forward_random_losses: u64,
+    /// Each application on the connection, in flow order.
+    pub apps: Vec<AppSummary>,
+}
+
+/// One application of a flow.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AppSummary {
+    /// Name from the scenario.
+    pub name: String,
+    /// "perf", "media", ...
+    pub kind: String,
+    /// Bytes its receiving end got in order × 8 / the time it was transferring, bit/s.
+    pub goodput_bps: f64,
+    /// Media applications: frame counts and delays.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaSummary>,
+}
+
+/// The media section of an [`AppSummary`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MediaSummary {
+    /// Frames captured and sent.
+    pub frames_sent: u64,
+    /// Frames received completely.
+    pub frames_received: u64,
+    /// One-way frame delay percentiles, ms.
+    pub frame_delay_ms: DelayPercentiles,
+    /// Received frames later than the deadline.
+    pub late_frames: u64,
+    /// The deadline, ms.
+    pub deadline_ms: f64,
+}
+
+fn app_summary(app: &AppOutcome, flow: &FlowOutcome, run_end: Duration) -> AppSummary {
+    let busy: Duration = app
+        .busy_periods
+        .iter()
+        .map(|&p| busy_end(p, flow, run_end) - p.0)
+        .sum();
+    let goodput_bps = if busy.is_zero() {
+        0.0
+    } else {
+        app.received_bytes as f64 * 8.0 / busy.as_secs_f64()
+    };
+    AppSummary {
+        name: app.name.clone(),
+        kind: app.kind.clone(),
+        goodput_bps,
+        media: MediaReport::of(app).map(|m| MediaSummary {
+            frames_sent: m.frames_sent,
+            frames_received: m.frames_received,
+            frame_delay_ms: m.frame_delay_ms,
+            late_frames: m.late_frames,
+            deadline_ms: m.deadline_ms,
+        }),
+    }
 }
 
 /// One request/response of a flow.
@@ -351,14 +409,27 @@ fn flow_summary(
     ceiling_bps: f64,
     max_cwnd_bytes: u64,
 ) -> FlowSummary {
+    // The flow was transferring while any of its applications was: the union of their busy
+    // periods (one app's periods never overlap, so with one app this is their sum).
+    let mut periods: Vec<(Duration, Duration)> = flow
+        .apps
+        .iter()
+        .flat_map(|app| app.busy_periods.iter())
+        .map(|&period| (period.0, busy_end(period, flow, run_end)))
+        .collect();
+    periods.sort();
+    let mut merged: Vec<(Duration, Duration)> = Vec::new();
+    for (start, end) in periods {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 && flow.apps.len() > 1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
     let mut active = Duration::ZERO;
     let mut capacity_bits = 0.0;
-    for app in &flow.apps {
-        for &period in &app.busy_periods {
-            let end = busy_end(period, flow, run_end);
-            active += end - period.0;
-            capacity_bits += scenario.forward.capacity_bits(period.0, end);
-        }
+    for (start, end) in merged {
+        active += end - start;
+        capacity_bits += scenario.forward.capacity_bits(start, end);
     }
     let useful_bytes = flow.delivered_bytes;
     let perf = perf_report(flow).unwrap_or_default();
@@ -414,6 +485,11 @@ fn flow_summary(
         max_cwnd_bytes,
         forward_queue_drops: flow.bottleneck_forward.dropped_packets,
         forward_random_losses: flow.bottleneck_forward.random_losses,
+        apps: flow
+            .apps
+            .iter()
+            .map(|app| app_summary(app, flow, run_end))
+            .collect(),
     }
 }
 

@@ -27,6 +27,27 @@ pub struct AppConfig {
 pub enum AppKind {
     /// The QUIC performance protocol: downloads, uploads, a repeated fetch, unlimited bulk.
     Perf(PerfConfig),
+    /// Synthetic real-time video, one stream per frame.
+    Media(MediaConfig),
+}
+
+/// A media application: a synthetic video source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaConfig {
+    /// Mean media rate, bit/s.
+    pub bitrate_bps: u64,
+    /// Frames per second.
+    pub fps: u32,
+    /// A keyframe every this many frames.
+    pub keyframe_interval: u32,
+    /// Keyframe size / P-frame size.
+    pub keyframe_ratio: f64,
+    /// Uniform size jitter, ± this fraction.
+    pub jitter: f64,
+    /// Frames later than this are late; None: the flow's one-way propagation delay + 150 ms.
+    pub deadline: Option<Duration>,
+    /// Whether the client sends the video (`direction = "upload"`); the server otherwise.
+    pub upload: bool,
 }
 
 impl AppKind {
@@ -34,6 +55,7 @@ impl AppKind {
     pub fn name(&self) -> &'static str {
         match self {
             AppKind::Perf(_) => "perf",
+            AppKind::Media(_) => "media",
         }
     }
 }
@@ -66,6 +88,91 @@ struct RawPerf {
     upload: Option<u64>,
     #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
     repeat_after: Option<Duration>,
+}
+
+/// The fields of a `kind = "media"` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMedia {
+    name: Option<String>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_rate")]
+    bitrate: Option<u64>,
+    fps: Option<u32>,
+    keyframe_interval: Option<u32>,
+    keyframe_ratio: Option<f64>,
+    jitter: Option<f64>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    deadline: Option<Duration>,
+    direction: Option<String>,
+}
+
+/// Defaults of a media table: 2 Mbit/s at 30 fps, a keyframe every 2 s five times a P-frame,
+/// ±20 % size jitter.
+const DEFAULT_MEDIA: MediaConfig = MediaConfig {
+    bitrate_bps: 2_000_000,
+    fps: 30,
+    keyframe_interval: 60,
+    keyframe_ratio: 5.0,
+    jitter: 0.2,
+    deadline: None,
+    upload: false,
+};
+
+fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, Problem> {
+    let field = |key: &str| format!("{at}.{key}");
+    let bitrate_bps = raw.bitrate.unwrap_or(DEFAULT_MEDIA.bitrate_bps);
+    if bitrate_bps == 0 {
+        return Err(problem(field("bitrate"), "must be greater than zero"));
+    }
+    let fps = raw.fps.unwrap_or(DEFAULT_MEDIA.fps);
+    if !(1..=240).contains(&fps) {
+        return Err(problem(field("fps"), format!("{fps}: expected 1 to 240")));
+    }
+    let keyframe_interval = raw
+        .keyframe_interval
+        .unwrap_or(DEFAULT_MEDIA.keyframe_interval);
+    if keyframe_interval == 0 {
+        return Err(problem(
+            field("keyframe_interval"),
+            "must be at least 1 frame",
+        ));
+    }
+    let keyframe_ratio = raw.keyframe_ratio.unwrap_or(DEFAULT_MEDIA.keyframe_ratio);
+    if !(keyframe_ratio.is_finite() && (1.0..=100.0).contains(&keyframe_ratio)) {
+        return Err(problem(
+            field("keyframe_ratio"),
+            format!("{keyframe_ratio}: expected 1 to 100"),
+        ));
+    }
+    let jitter = raw.jitter.unwrap_or(DEFAULT_MEDIA.jitter);
+    if !(jitter.is_finite() && (0.0..1.0).contains(&jitter)) {
+        return Err(problem(
+            field("jitter"),
+            format!("{jitter}: expected at least 0 and below 1"),
+        ));
+    }
+    if raw.deadline.is_some_and(|d| d.is_zero()) {
+        return Err(problem(field("deadline"), "must be greater than zero"));
+    }
+    let upload = match raw.direction.as_deref() {
+        None | Some("download") => false,
+        Some("upload") => true,
+        Some(other) => {
+            return Err(problem(
+                field("direction"),
+                format!("{other:?}: expected \"download\" (server sends) or \"upload\""),
+            ));
+        }
+    };
+    Ok(MediaConfig {
+        bitrate_bps,
+        fps,
+        keyframe_interval,
+        keyframe_ratio,
+        jitter,
+        deadline: raw.deadline,
+        upload,
+    })
 }
 
 /// Reads the rest of an app table (without `kind`) into `T`, naming the field on error.
@@ -113,6 +220,13 @@ impl RawApp {
                     )?),
                 })
             }
+            "media" => {
+                let raw: RawMedia = fields(table, at)?;
+                Ok(AppConfig {
+                    name: raw.name.clone().unwrap_or_else(|| "media".to_owned()),
+                    kind: AppKind::Media(media_config(raw, at)?),
+                })
+            }
             other => Err(problem(
                 format!("{at}.kind"),
                 format!(
@@ -125,7 +239,7 @@ impl RawApp {
 }
 
 /// Application kinds a `[[flow.app]]` table may name.
-pub const KINDS: [&str; 1] = ["perf"];
+pub const KINDS: [&str; 2] = ["perf", "media"];
 
 /// Validates a perf application's fields (from a table or the flow shorthand at `at`).
 pub(crate) fn perf_config(

@@ -103,13 +103,10 @@ pub struct FlowSpec {
 
 impl FlowSpec {
     /// The flow's first perf application, if any.
-    #[allow(
-        clippy::unnecessary_find_map,
-        reason = "perf is the only kind so far; the match grows with the next one"
-    )]
     pub fn perf(&self) -> Option<&PerfConfig> {
         self.apps.iter().find_map(|app| match &app.kind {
             AppKind::Perf(perf) => Some(perf),
+            _ => None,
         })
     }
 }
@@ -1028,6 +1025,7 @@ impl RawFlow {
         if let Some(stop) = self.stop {
             let unlimited = apps.iter().all(|app| match &app.kind {
                 AppKind::Perf(perf) => perf.download == Some(Download::Unlimited),
+                AppKind::Media(_) => true,
             });
             if !unlimited {
                 return Err(problem(
@@ -1802,6 +1800,59 @@ repeat_after = "10s"
             err.contains("flow[0].app[0].kind") && err.contains("video"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn media_tables_take_defaults_and_reject_nonsense_by_field() {
+        let text = BASE.replace(
+            "download = \"10MB\"",
+            "[[flow.app]]\nkind = \"media\"\n[[flow.app]]\nkind = \"perf\"\nname = \"bulk\"\ndownload = \"unlimited\"",
+        );
+        let s = load(&text, &[]).unwrap();
+        assert_eq!(s.flows[0].apps[0].name, "media");
+        let AppKind::Media(media) = &s.flows[0].apps[0].kind else {
+            panic!("not media: {:?}", s.flows[0].apps[0]);
+        };
+        assert_eq!(
+            (media.bitrate_bps, media.fps, media.deadline),
+            (2_000_000, 30, None)
+        );
+        let s = load(
+            &text,
+            &["flow.app.0.bitrate=500kbit", "flow.app.0.deadline=400ms"],
+        )
+        .unwrap();
+        let AppKind::Media(media) = &s.flows[0].apps[0].kind else {
+            panic!();
+        };
+        assert_eq!(
+            (media.bitrate_bps, media.deadline),
+            (500_000, Some(ms(400)))
+        );
+        for (set, field, needle) in [
+            (
+                "flow.app.0.bitrate=0Mbit",
+                "flow[0].app[0].bitrate",
+                "greater than zero",
+            ),
+            ("flow.app.0.fps=0", "flow[0].app[0].fps", "1 to 240"),
+            ("flow.app.0.deadline=-5ms", "flow[0].app[0].deadline", ""),
+            (
+                "flow.app.0.deadline=0ms",
+                "flow[0].app[0].deadline",
+                "greater than zero",
+            ),
+            ("flow.app.0.jitter=1.5", "flow[0].app[0].jitter", "below 1"),
+            (
+                "flow.app.0.direction=sideways",
+                "flow[0].app[0].direction",
+                "upload",
+            ),
+            ("flow.app.0.codec=av1", "flow[0].app[0]", "codec"),
+        ] {
+            let m = fails(&text, &[set], field);
+            assert!(m.contains(needle), "{set}: {m}");
+        }
     }
 
     #[test]
