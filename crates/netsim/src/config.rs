@@ -26,6 +26,9 @@ pub enum QueueLimit {
     /// A multiple of the path's bandwidth-delay product: initial rate of this link times the
     /// two-way propagation delay of the bottleneck (forward + return delay, no access delay).
     BdpMultiple(f64),
+    /// This long of the link's initial rate: rate × time / 8 bytes (a buffer stated in time,
+    /// e.g. picoquic's 600 ms buffers or "300 ms of queue").
+    Time(Duration),
 }
 
 impl QueueLimit {
@@ -37,6 +40,9 @@ impl QueueLimit {
         match self {
             QueueLimit::Bytes(bytes) => Some(bytes),
             QueueLimit::Packets(_) => None,
+            QueueLimit::Time(time) => {
+                Some((rate_bps as f64 * time.as_secs_f64() / 8.0).round() as u64)
+            }
             QueueLimit::BdpMultiple(multiple) => {
                 Some((crate::bdp_bytes(rate_bps, base_rtt) as f64 * multiple).round() as u64)
             }
@@ -302,7 +308,7 @@ impl LinkConfig {
         }
         self.loss.validate(&format!("{field}.loss"))?;
         match self.queue {
-            QueueLimit::Bytes(0) | QueueLimit::Packets(0) => {
+            QueueLimit::Bytes(0) | QueueLimit::Packets(0) | QueueLimit::Time(Duration::ZERO) => {
                 return Err(ConfigError::Invalid {
                     field: format!("{field}.queue"),
                     problem: "queue limit must be greater than zero".into(),

@@ -60,7 +60,9 @@ impl Quantity {
             Quantity::Duration => "ns, us, ms, s, min, h",
             Quantity::Size => "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB; B means bytes",
             Quantity::Probability => "%",
-            Quantity::Queue => "bdp, pkt, packets, or a size unit such as kB, MB, KiB",
+            Quantity::Queue => {
+                "bdp, pkt, packets, a size unit such as kB, MB, KiB, or a time unit such as ms, s"
+            }
         }
     }
 }
@@ -500,8 +502,8 @@ pub fn parse_probability(input: &str) -> Result<f64, UnitError> {
 }
 
 /// Parses a bottleneck buffer limit: `"1bdp"`/`"0.5bdp"` (multiple of the bandwidth-delay
-/// product), `"50pkt"`/`"50packets"`/`"50 packets"` (packet count), or a size such as `"100KB"`
-/// (bytes of IP packets).
+/// product), `"50pkt"`/`"50packets"`/`"50 packets"` (packet count), a size such as `"100KB"`
+/// (bytes of IP packets), or a time such as `"300ms"` (that long of the link's rate).
 ///
 /// Zero is accepted here; link validation rejects it naming the field.
 pub fn parse_queue(input: &str) -> Result<QueueLimit, UnitError> {
@@ -514,6 +516,7 @@ pub fn parse_queue(input: &str) -> Result<QueueLimit, UnitError> {
             input: input.to_owned(),
         }),
         "bdp" => Ok(QueueLimit::BdpMultiple(value.as_f64())),
+        "us" | "µs" | "ms" | "s" | "sec" | "min" => parse_duration(input).map(QueueLimit::Time),
         "pkt" | "pkts" | "packet" | "packets" => {
             whole(value, 1, Q, input, "packets").map(QueueLimit::Packets)
         }
@@ -847,6 +850,14 @@ mod tests {
         assert_eq!(parse_queue("0.5bdp"), Ok(QueueLimit::BdpMultiple(0.5)));
         assert_eq!(parse_queue("2 BDP"), Ok(QueueLimit::BdpMultiple(2.0)));
         assert_eq!(parse_queue("50pkt"), Ok(QueueLimit::Packets(50)));
+        assert_eq!(
+            parse_queue("300ms"),
+            Ok(QueueLimit::Time(Duration::from_millis(300)))
+        );
+        assert_eq!(
+            QueueLimit::Time(Duration::from_millis(300)).limit_bytes(4_000_000, Duration::ZERO),
+            Some(150_000)
+        );
         assert_eq!(parse_queue("50packets"), Ok(QueueLimit::Packets(50)));
         assert_eq!(parse_queue("50 packets"), Ok(QueueLimit::Packets(50)));
         assert_eq!(parse_queue("100KB"), Ok(QueueLimit::Bytes(100_000)));
