@@ -45,16 +45,15 @@ access_delay = "100ms"
 download = "unlimited"
 "#;
 
-#[test]
-fn emu_agrees_with_sim_per_flow_with_different_access_delays() {
-    let scenario = Scenario::from_toml_str(SCENARIO, "access-two", &[]).unwrap();
+/// Seed 1 of `scenario` on the simulator and in real time.
+fn sim_and_emu(scenario: &Scenario) -> (sim::RunOutcome, sim::RunOutcome) {
     let spec = RunSpec {
         cc_override: None,
         seed: 1,
     };
     let cancel = AtomicBool::new(false);
     let sim = runner::run_all(
-        &scenario,
+        scenario,
         std::slice::from_ref(&spec),
         None,
         1,
@@ -64,7 +63,14 @@ fn emu_agrees_with_sim_per_flow_with_different_access_delays() {
     .unwrap()
     .remove(0)
     .outcome;
-    let emu = lab::emu_backend::run(&scenario, &spec, &cancel, &|_| {}).unwrap();
+    let emu = lab::emu_backend::run(scenario, &spec, &cancel, &|_| {}).unwrap();
+    (sim, emu)
+}
+
+#[test]
+fn emu_agrees_with_sim_per_flow_with_different_access_delays() {
+    let scenario = Scenario::from_toml_str(SCENARIO, "access-two", &[]).unwrap();
+    let (sim, emu) = sim_and_emu(&scenario);
     let goodput = |outcome: &sim::RunOutcome, flow: usize| {
         report::summary::run_summary(&scenario, "cubic", outcome).flows[flow].goodput_bps
     };
@@ -116,23 +122,7 @@ download = "2MB"
 repeat_after = "2s"
 "#;
     let scenario = Scenario::from_toml_str(text, "repeat", &[]).unwrap();
-    let spec = RunSpec {
-        cc_override: None,
-        seed: 1,
-    };
-    let cancel = AtomicBool::new(false);
-    let sim = runner::run_all(
-        &scenario,
-        std::slice::from_ref(&spec),
-        None,
-        1,
-        &Silent,
-        &cancel,
-    )
-    .unwrap()
-    .remove(0)
-    .outcome;
-    let emu = lab::emu_backend::run(&scenario, &spec, &cancel, &|_| {}).unwrap();
+    let (sim, emu) = sim_and_emu(&scenario);
     let exchanges = |outcome: &sim::RunOutcome| {
         report::summary::run_summary(&scenario, "cubic", outcome).flows[0]
             .exchanges

@@ -238,16 +238,9 @@ impl SweepMetrics {
     }
 }
 
-/// The metrics [`SweepMetrics::value`] knows, for `--metric`.
-pub const NUMERIC_METRICS: &[&str] = &[
-    "goodput_bps",
-    "efficiency",
-    "ceiling_fraction",
-    "completion_s",
-    "lost_packets",
-    "jain_index",
-    "link_utilization",
-];
+/// The metrics [`SweepMetrics::value`] knows, for `--metric`: the columns after the run's
+/// identity (cc, seed, flow, state).
+pub const NUMERIC_METRICS: &[&str] = METRIC_COLUMNS.split_at(4).1;
 
 /// One row of sweep.csv: the grid point's values (one per axis), then the metrics.
 #[derive(Debug, Clone, PartialEq)]
@@ -672,6 +665,13 @@ mod tests {
         with_header.serialize(&row.metrics).unwrap();
         let text = String::from_utf8(with_header.into_inner().unwrap()).unwrap();
         assert_eq!(text.lines().next().unwrap(), METRIC_COLUMNS.join(","));
+        for name in NUMERIC_METRICS {
+            assert_eq!(
+                row.metrics.value(name).is_some(),
+                *name != "completion_s",
+                "{name}"
+            );
+        }
 
         let dir = std::env::temp_dir().join(format!("satquic-sweep-row-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
