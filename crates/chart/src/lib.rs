@@ -26,9 +26,12 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+mod media;
+pub use media::{STACKED_PANEL_HEIGHT, StackedPanelChart, stacked_panel_chart};
+
 /// Width of every chart, in pixels.
 pub const WIDTH: u32 = 1200;
-/// Height of every chart, in pixels.
+/// Height of every chart but [`stacked_panel_chart`]'s, in pixels.
 pub const HEIGHT: u32 = 700;
 
 /// The font family name the bundled font is registered under.
@@ -276,6 +279,11 @@ trait Figure {
         root: &DrawingArea<DB, Shift>,
         vector: bool,
     ) -> DrawResult<DB>;
+
+    /// The canvas size in pixels.
+    fn size(&self) -> (u32, u32) {
+        (WIDTH, HEIGHT)
+    }
 }
 
 /// Registers the bundled font once; every chart function calls this first.
@@ -316,7 +324,7 @@ fn render(stem: &Path, fig: &impl Figure) -> Result<[PathBuf; 2], PlotError> {
 
     {
         let err = draw_err(&png);
-        let root = BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = BitMapBackend::new(&png, fig.size()).into_drawing_area();
         fig.draw(&root, false).map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
@@ -324,7 +332,7 @@ fn render(stem: &Path, fig: &impl Figure) -> Result<[PathBuf; 2], PlotError> {
     let mut text = String::new();
     {
         let err = draw_err(&svg);
-        let root = SVGBackend::with_string(&mut text, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, fig.size()).into_drawing_area();
         fig.draw(&root, true).map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }

@@ -366,11 +366,23 @@ fn outcome(
         });
     }
     samples.sort_by_key(|s| (s.t, s.flow));
+    // One perf application per flow: its progress is the flow's.
+    let app_samples = samples
+        .iter()
+        .map(|s| sim::AppSample {
+            t: s.t,
+            flow: s.flow,
+            app: 0,
+            delivered_bytes: s.delivered_bytes,
+        })
+        .collect();
     RunOutcome {
         seed: spec.seed,
         end_time,
         flows,
         samples,
+        app_samples,
+        link_samples: Vec::new(),
         forward_link: stats.forward,
         return_link: stats.return_link,
         forward_capacity_bits: scenario.forward.capacity_bits(Duration::ZERO, end_time),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use sim::apps::bulk::BulkSpec;
 use sim::apps::media::MediaSpec;
 use sim::apps::perf::PerfSpec;
 use sim::{AppSpec, FlowApp, FlowConfig, Role, SimConfig, TransportSettings};
@@ -100,8 +101,18 @@ fn flow_app(scenario: &Scenario, seed: u64, flow: usize, index: usize, app: &App
                 deadline,
                 sender,
                 seed: netsim::derive_seed(seed, 7000 + 64 * flow as u64 + index as u64),
+                adaptive: media.adaptive,
             })
         }
+        AppKind::Bulk(bulk) => Arc::new(BulkSpec {
+            rate_bps: bulk.rate_bps,
+            start: bulk.start,
+            sender: if bulk.upload {
+                Role::Client
+            } else {
+                Role::Server
+            },
+        }),
         AppKind::Perf(perf) => Arc::new(PerfSpec {
             download: perf.download,
             upload_bytes: perf.upload_bytes,
@@ -140,6 +151,7 @@ pub fn sim_config(
                 .map(|(i, app)| flow_app(scenario, spec.seed, index, i, app))
                 .collect(),
             transport: transport_settings(scenario, index),
+            scheduler: flow.scheduler.clone(),
             qlog: flow.qlog && qlog_dir.is_some(),
         });
     }

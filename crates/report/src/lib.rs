@@ -8,7 +8,9 @@
 
 pub mod compare;
 pub mod ipflows;
+pub mod media;
 pub mod output;
+pub mod periods;
 pub mod summary;
 pub mod table;
 pub mod timeseries;

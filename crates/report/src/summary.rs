@@ -109,6 +109,10 @@ pub struct RunSummary {
     pub emulator_drops: sim::EmulatorDrops,
     /// Per flow.
     pub flows: Vec<FlowSummary>,
+    /// Per forward-capacity step, for runs with media or bulk applications (see
+    /// [`crate::periods`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub periods: Vec<crate::periods::Period>,
 }
 
 /// One flow of one run.
@@ -188,6 +192,11 @@ pub struct MediaSummary {
     pub late_frames: u64,
     /// The deadline, ms.
     pub deadline_ms: f64,
+    /// Frames the sender cancelled because they could no longer arrive in time.
+    pub cancelled_frames: u64,
+    /// Mean rate the frames were encoded at (below the nominal rate when the source
+    /// adapted), bit/s.
+    pub mean_bitrate_bps: f64,
 }
 
 fn app_summary(app: &AppOutcome, flow: &FlowOutcome, run_end: Duration) -> AppSummary {
@@ -211,6 +220,8 @@ fn app_summary(app: &AppOutcome, flow: &FlowOutcome, run_end: Duration) -> AppSu
             frame_delay_ms: m.frame_delay_ms,
             late_frames: m.late_frames,
             deadline_ms: m.deadline_ms,
+            cancelled_frames: m.cancelled_frames,
+            mean_bitrate_bps: m.mean_bitrate_bps,
         }),
     }
 }
@@ -589,6 +600,7 @@ pub fn run_summary(scenario: &Scenario, cc: &str, outcome: &RunOutcome) -> RunSu
         return_link: outcome.return_link,
         emulator_drops: outcome.emulator_drops,
         flows,
+        periods: crate::periods::periods(outcome, &scenario.path_config().forward),
     }
 }
 

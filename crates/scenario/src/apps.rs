@@ -29,6 +29,19 @@ pub enum AppKind {
     Perf(PerfConfig),
     /// Synthetic real-time video, one stream per frame.
     Media(MediaConfig),
+    /// Offered load on one long stream, next to other applications on the connection.
+    Bulk(BulkConfig),
+}
+
+/// A bulk source on the same connection as other applications.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulkConfig {
+    /// Offered load, bit/s; `None` is unlimited (a file that is always ready).
+    pub rate_bps: Option<u64>,
+    /// When it starts offering, since the start of the run.
+    pub start: Duration,
+    /// Whether the client sends (`direction = "upload"`); the server otherwise.
+    pub upload: bool,
 }
 
 /// A media application: a synthetic video source.
@@ -48,6 +61,8 @@ pub struct MediaConfig {
     pub deadline: Option<Duration>,
     /// Whether the client sends the video (`direction = "upload"`); the server otherwise.
     pub upload: bool,
+    /// Whether the source follows the scheduler's target bitrate (`adaptive = true`).
+    pub adaptive: bool,
 }
 
 impl AppKind {
@@ -56,6 +71,7 @@ impl AppKind {
         match self {
             AppKind::Perf(_) => "perf",
             AppKind::Media(_) => "media",
+            AppKind::Bulk(_) => "bulk",
         }
     }
 }
@@ -104,6 +120,17 @@ struct RawMedia {
     #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
     deadline: Option<Duration>,
     direction: Option<String>,
+    adaptive: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBulk {
+    name: Option<String>,
+    rate: Option<String>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    start: Option<Duration>,
+    direction: Option<String>,
 }
 
 /// Defaults of a media table: 2 Mbit/s at 30 fps, a keyframe every 2 s five times a P-frame,
@@ -116,6 +143,7 @@ const DEFAULT_MEDIA: MediaConfig = MediaConfig {
     jitter: 0.2,
     deadline: None,
     upload: false,
+    adaptive: false,
 };
 
 fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, Problem> {
@@ -154,16 +182,7 @@ fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, Problem> {
     if raw.deadline.is_some_and(|d| d.is_zero()) {
         return Err(problem(field("deadline"), "must be greater than zero"));
     }
-    let upload = match raw.direction.as_deref() {
-        None | Some("download") => false,
-        Some("upload") => true,
-        Some(other) => {
-            return Err(problem(
-                field("direction"),
-                format!("{other:?}: expected \"download\" (server sends) or \"upload\""),
-            ));
-        }
-    };
+    let upload = direction_is_upload(raw.direction.as_deref(), &field("direction"))?;
     Ok(MediaConfig {
         bitrate_bps,
         fps,
@@ -172,6 +191,43 @@ fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, Problem> {
         jitter,
         deadline: raw.deadline,
         upload,
+        adaptive: raw.adaptive.unwrap_or(DEFAULT_MEDIA.adaptive),
+    })
+}
+
+/// `direction`: who sends.
+fn direction_is_upload(direction: Option<&str>, field: &str) -> Result<bool, Problem> {
+    match direction {
+        None | Some("download") => Ok(false),
+        Some("upload") => Ok(true),
+        Some(other) => Err(problem(
+            field,
+            format!("{other:?}: expected \"download\" (server sends) or \"upload\""),
+        )),
+    }
+}
+
+fn bulk_config(raw: RawBulk, at: &str) -> Result<BulkConfig, Problem> {
+    let field = |key: &str| format!("{at}.{key}");
+    let rate_bps = match raw.rate.as_deref() {
+        None | Some("unlimited") => None,
+        Some(text) => {
+            let bps = units::parse_rate(text).map_err(|e| {
+                problem(
+                    field("rate"),
+                    format!("{e} (or \"unlimited\" for a source that always has data)"),
+                )
+            })?;
+            if bps == 0 {
+                return Err(problem(field("rate"), "must be greater than zero"));
+            }
+            Some(bps)
+        }
+    };
+    Ok(BulkConfig {
+        rate_bps,
+        start: raw.start.unwrap_or_default(),
+        upload: direction_is_upload(raw.direction.as_deref(), &field("direction"))?,
     })
 }
 
@@ -227,6 +283,13 @@ impl RawApp {
                     kind: AppKind::Media(media_config(raw, at)?),
                 })
             }
+            "bulk" => {
+                let raw: RawBulk = fields(table, at)?;
+                Ok(AppConfig {
+                    name: raw.name.clone().unwrap_or_else(|| "bulk".to_owned()),
+                    kind: AppKind::Bulk(bulk_config(raw, at)?),
+                })
+            }
             other => Err(problem(
                 format!("{at}.kind"),
                 format!(
@@ -239,7 +302,7 @@ impl RawApp {
 }
 
 /// Application kinds a `[[flow.app]]` table may name.
-pub const KINDS: [&str; 2] = ["perf", "media"];
+pub const KINDS: [&str; 3] = ["perf", "media", "bulk"];
 
 /// Validates a perf application's fields (from a table or the flow shorthand at `at`).
 pub(crate) fn perf_config(

@@ -61,6 +61,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "leo-to-geo",
         include_str!("../../../scenarios/leo-to-geo.toml"),
     ),
+    (
+        "media-bulk-thesis",
+        include_str!("../../../scenarios/media-bulk-thesis.toml"),
+    ),
 ];
 
 /// The scenario `satquic run` plays when given none.

@@ -27,6 +27,8 @@ use netsim::{
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
+use sched::SchedulerSpec;
+
 use crate::apps::{AppConfig, AppKind, PerfConfig, RawApp, perf_config};
 use crate::controllers::ControllerSpec;
 use crate::units;
@@ -99,6 +101,8 @@ pub struct FlowSpec {
     pub qlog: bool,
     /// Transport settings: the flow's overrides merged over the scenario's `[transport]`.
     pub transport: TransportSpec,
+    /// How the applications share the connection (`scheduler = "..."`; `none` by default).
+    pub scheduler: SchedulerSpec,
 }
 
 impl FlowSpec {
@@ -476,6 +480,7 @@ struct RawFlow {
     transport: RawTransport,
     #[serde(default)]
     app: Vec<RawApp>,
+    scheduler: Option<String>,
 }
 
 /// A size in a list (`time_to_bytes`).
@@ -1025,7 +1030,7 @@ impl RawFlow {
         if let Some(stop) = self.stop {
             let unlimited = apps.iter().all(|app| match &app.kind {
                 AppKind::Perf(perf) => perf.download == Some(Download::Unlimited),
-                AppKind::Media(_) => true,
+                AppKind::Media(_) | AppKind::Bulk(_) => true,
             });
             if !unlimited {
                 return Err(problem(
@@ -1040,6 +1045,28 @@ impl RawFlow {
                 ));
             }
         }
+        for (i, app) in apps.iter().enumerate() {
+            if let AppKind::Bulk(bulk) = &app.kind
+                && bulk.start >= run
+            {
+                return Err(problem(
+                    format!("{at}.app[{i}].start"),
+                    format!("{:?} is not before the end of the run ({run:?})", bulk.start),
+                ));
+            }
+        }
+        let scheduler = match self.scheduler.as_deref() {
+            None => SchedulerSpec::default(),
+            Some(name) => SchedulerSpec::from_name(name).ok_or_else(|| {
+                problem(
+                    format!("{at}.scheduler"),
+                    format!(
+                        "unknown scheduler {name:?}; available: {}",
+                        sched::SCHEDULERS.join(", ")
+                    ),
+                )
+            })?,
+        };
         self.transport.validate(&format!("{at}.transport"))?;
         let spec = FlowSpec {
             name: self.name,
@@ -1050,6 +1077,7 @@ impl RawFlow {
             stop: self.stop,
             qlog: self.qlog,
             transport: self.transport.merged_over(global),
+            scheduler,
         };
         Ok((spec, self.count))
     }
@@ -1202,6 +1230,7 @@ repeat_after = "10s"
                 max_ack_delay: Some(ms(10)),
                 ..transport_global
             },
+            scheduler: SchedulerSpec::RoundRobin,
         };
         let expected = Scenario {
             name: "full".into(),
@@ -1272,6 +1301,7 @@ repeat_after = "10s"
                     stop: None,
                     qlog: false,
                     transport: transport_global,
+                    scheduler: SchedulerSpec::RoundRobin,
                 },
             ],
         };

@@ -14,7 +14,19 @@ use std::fmt;
 use std::time::Duration;
 
 use quinn_proto::{Connection, Dir, StreamId};
+use sched::Scheduler;
 use serde::{Deserialize, Serialize};
+
+/// What a half works with when it runs: the connection, the time, and the flow's scheduler on
+/// this end (how the applications of one connection share it; see the `sched` crate).
+pub struct Context<'a> {
+    /// The connection this half runs on.
+    pub connection: &'a mut Connection,
+    /// Virtual time since the start of the run; the connection sees the same instant.
+    pub now: Duration,
+    /// The scheduler of this end of the connection, already told the transport state now.
+    pub scheduler: &'a mut dyn Scheduler,
+}
 
 /// Which end of the connection a half runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,10 +74,10 @@ pub trait App {
     /// A peer-opened stream this half [accepted](App::accepts).
     fn adopt_stream(&mut self, _id: StreamId, _now: Duration) {}
 
-    /// Reads what arrived and writes what it can. Returns whether the peer half should run
-    /// too (it has something new to learn through the measurement harness, e.g. an upload's
-    /// completion seen at the server).
-    fn drive(&mut self, connection: &mut Connection, now: Duration) -> Result<bool, AppError>;
+    /// Reads what arrived and writes what it can, as the scheduler allows. Returns whether the
+    /// peer half should run too (it has something new to learn through the measurement
+    /// harness, e.g. an upload's completion seen at the server).
+    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError>;
 
     /// When this half wants to run without any network event (a timer of its own).
     fn wakeup(&self) -> Option<Duration> {

@@ -26,9 +26,13 @@ use quinn_proto::{
 
 use netsim::{Direction, IP_UDP_HEADER_BYTES, Path, PathConfig};
 
-use crate::app::{App, AppError, AppOutcome, AppSpec, Role};
+use sched::{Scheduler, SchedulerSpec, TransportView};
+
+use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 use crate::determinism::{FrozenClock, SeededCidGenerator, reset_key, seed_bytes, token_key};
-use crate::outcome::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
+use crate::outcome::{
+    AppSample, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
+};
 use crate::probe::{ProbeReadings, ProbedFactory};
 use crate::tls::{self, Identity, TlsError};
 use crate::transport::TransportSettings;
@@ -52,6 +56,9 @@ pub struct FlowConfig {
     /// The applications on this connection, in order: the first one's data sender is the end
     /// whose congestion controller the flow reports.
     pub apps: Vec<FlowApp>,
+    /// How the applications share the connection (each end gets its own instance; only the
+    /// end that sends matters).
+    pub scheduler: SchedulerSpec,
     /// Resolved transport parameters.
     pub transport: TransportSettings,
     /// Write qlog files for this flow's two connections (needs `SimConfig::qlog_dir`).
@@ -66,6 +73,7 @@ impl std::fmt::Debug for FlowConfig {
             .field("start", &self.start)
             .field("stop_at", &self.stop_at)
             .field("apps", &self.apps)
+            .field("scheduler", &self.scheduler)
             .field("transport", &self.transport)
             .finish_non_exhaustive()
     }
@@ -163,19 +171,21 @@ struct Side {
     connection: Option<(ConnectionHandle, Connection)>,
     timeout: Option<Duration>,
     probe: Arc<ProbeReadings>,
+    scheduler: Box<dyn Scheduler>,
     dirty: bool,
     /// Most datagrams this side sent at a single virtual instant.
     max_burst_packets: u64,
 }
 
 impl Side {
-    fn new(endpoint: Endpoint, address: SocketAddr) -> Self {
+    fn new(endpoint: Endpoint, address: SocketAddr, scheduler: Box<dyn Scheduler>) -> Self {
         Self {
             endpoint,
             address,
             connection: None,
             timeout: None,
             probe: Arc::new(ProbeReadings::default()),
+            scheduler,
             dirty: false,
             max_burst_packets: 0,
         }
@@ -219,6 +229,8 @@ struct Simulation<'a> {
     path: Path<BytesMut>,
     flows: Vec<FlowState>,
     samples: Vec<Sample>,
+    app_samples: Vec<AppSample>,
+    link_samples: Vec<LinkSample>,
     buf: Vec<u8>,
     datagrams: u64,
 }
@@ -254,10 +266,12 @@ impl<'a> Simulation<'a> {
             let mut server = Side::new(
                 Endpoint::new(endpoint_config(0), None, false, None),
                 server_address,
+                flow.scheduler.build(),
             );
             let mut client = Side::new(
                 Endpoint::new(endpoint_config(1), None, false, None),
                 client_address,
+                flow.scheduler.build(),
             );
 
             let mut server_transport = flow.transport.to_quinn(
@@ -308,6 +322,8 @@ impl<'a> Simulation<'a> {
             path,
             flows,
             samples: Vec::new(),
+            app_samples: Vec::new(),
+            link_samples: Vec::new(),
             buf: Vec::with_capacity(2048),
             datagrams: 0,
         })
@@ -492,6 +508,7 @@ impl<'a> Simulation<'a> {
                 .client_apps
                 .iter()
                 .any(|a| a.wakeup().is_some_and(|t| t <= now))
+                || flow.client.scheduler.wakeup().is_some_and(|t| t <= now)
             {
                 flow.client.dirty = true;
             }
@@ -499,6 +516,7 @@ impl<'a> Simulation<'a> {
                 .server_apps
                 .iter()
                 .any(|a| a.wakeup().is_some_and(|t| t <= now))
+                || flow.server.scheduler.wakeup().is_some_and(|t| t <= now)
             {
                 flow.server.dirty = true;
             }
@@ -586,8 +604,21 @@ impl<'a> Simulation<'a> {
                 }
             }
         }
+        side.scheduler.observe(&TransportView {
+            now,
+            cwnd_bytes: connection.congestion_state().window(),
+            in_flight_bytes: side.probe.in_flight_bytes(),
+            srtt: connection.rtt(),
+            min_rtt: connection.min_rtt(),
+            mtu_bytes: u64::from(connection.current_mtu()),
+        });
+        let mut cx = Context {
+            connection,
+            now,
+            scheduler: side.scheduler.as_mut(),
+        };
         for (app, app_config) in apps.iter_mut().zip(&flow_config.apps) {
-            wake_peer |= app.drive(connection, now).map_err(|source| SimError::App {
+            wake_peer |= app.drive(&mut cx).map_err(|source| SimError::App {
                 flow: flow_config.name.clone(),
                 app: app_config.name.clone(),
                 source,
@@ -654,6 +685,11 @@ impl<'a> Simulation<'a> {
             }
             consider(flow.client.timeout);
             consider(flow.server.timeout);
+            for side in [&flow.client, &flow.server] {
+                if side.connection.is_some() {
+                    consider(side.scheduler.wakeup());
+                }
+            }
             for app in flow.client_apps.iter().chain(&flow.server_apps) {
                 consider(app.wakeup());
             }
@@ -671,8 +707,11 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// Bytes the flow's applications have received in order, each at its receiving end.
-    fn delivered_bytes(flow: &FlowState, config: &FlowConfig) -> u64 {
+    /// Bytes each of the flow's applications has received in order, at its receiving end.
+    fn app_delivered_bytes<'f>(
+        flow: &'f FlowState,
+        config: &'f FlowConfig,
+    ) -> impl Iterator<Item = u64> + 'f {
         config
             .apps
             .iter()
@@ -681,7 +720,11 @@ impl<'a> Simulation<'a> {
                 Role::Server => client.received_bytes(),
                 Role::Client => server.received_bytes(),
             })
-            .sum()
+    }
+
+    /// Bytes the flow's applications have received in order, each at its receiving end.
+    fn delivered_bytes(flow: &FlowState, config: &FlowConfig) -> u64 {
+        Self::app_delivered_bytes(flow, config).sum()
     }
 
     fn app_outcomes(flow: &FlowState, config: &FlowConfig) -> Vec<AppOutcome> {
@@ -711,6 +754,10 @@ impl<'a> Simulation<'a> {
 
     fn sample(&mut self, t: Duration) {
         let queue_forward_bytes = self.path.queue_bytes(Direction::Forward, t);
+        self.link_samples.push(LinkSample {
+            t,
+            forward_serialized_bytes: self.path.link_stats(Direction::Forward).serialized_bytes,
+        });
         let queue_return_bytes = self.path.queue_bytes(Direction::Return, t);
         for (index, flow) in self.flows.iter().enumerate() {
             let config = &self.config.flows[index];
@@ -726,6 +773,14 @@ impl<'a> Simulation<'a> {
                 .map(|(_, c)| c.stats().path)
                 .unwrap_or_default();
             let delivered_bytes = Self::delivered_bytes(flow, config);
+            for (app, bytes) in Self::app_delivered_bytes(flow, config).enumerate() {
+                self.app_samples.push(AppSample {
+                    t,
+                    flow: index,
+                    app,
+                    delivered_bytes: bytes,
+                });
+            }
             self.samples.push(Sample {
                 t,
                 flow: index,
@@ -786,6 +841,8 @@ impl<'a> Simulation<'a> {
             end_time,
             flows,
             samples: self.samples,
+            app_samples: self.app_samples,
+            link_samples: self.link_samples,
             forward_link: forward.stats(),
             return_link: self.path.link_stats(Direction::Return),
             forward_capacity_bits: self

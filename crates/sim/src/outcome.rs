@@ -73,6 +73,28 @@ pub struct FlowOutcome {
     pub bottleneck_return: FlowLinkStats,
 }
 
+/// One application's progress at one sample tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AppSample {
+    /// Sample time since the start of the run.
+    pub t: Duration,
+    /// Flow index.
+    pub flow: usize,
+    /// Application index within the flow.
+    pub app: usize,
+    /// Bytes its receiving end has got in order so far.
+    pub delivered_bytes: u64,
+}
+
+/// The forward bottleneck at one sample tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LinkSample {
+    /// Sample time since the start of the run.
+    pub t: Duration,
+    /// Bytes whose serialization had finished by `t`.
+    pub forward_serialized_bytes: u64,
+}
+
 /// One row of the per-flow time series.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Sample {
@@ -124,6 +146,12 @@ pub struct RunOutcome {
     pub flows: Vec<FlowOutcome>,
     /// Time series, ordered by time then flow.
     pub samples: Vec<Sample>,
+    /// Per-application bytes received in order, at every sample tick (time, then flow, then
+    /// application order): what splits a connection's goodput between its applications.
+    pub app_samples: Vec<AppSample>,
+    /// Bytes the forward bottleneck had serialized by each sample tick: utilization over any
+    /// stretch of the run (e.g. one capacity step).
+    pub link_samples: Vec<LinkSample>,
     /// Bottleneck counters, server → client.
     pub forward_link: LinkStats,
     /// Bottleneck counters, client → server.

@@ -122,6 +122,7 @@ fn first_data_ack(transport: TransportSettings) -> Duration {
                 }),
             }],
             transport,
+            scheduler: Default::default(),
             qlog: false,
         }],
         qlog_dir: None,

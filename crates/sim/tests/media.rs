@@ -24,6 +24,7 @@ fn media() -> FlowApp {
             deadline: ms(200),
             sender: Role::Server,
             seed: 7,
+            adaptive: false,
         }),
     }
 }

@@ -16,9 +16,10 @@ use bytes::Bytes;
 use netsim::Uniform;
 use perfwire::{ReceivedRanges, pattern};
 use quinn_proto::{Connection, Dir, ReadError, ReadableError, StreamId, VarInt, WriteError};
+use sched::Class;
 use serde::{Deserialize, Serialize};
 
-use crate::app::{App, AppError, AppOutcome, AppSpec, Role};
+use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 
 /// [`AppSpec::kind`] of the media application.
 pub const KIND: &str = "media";
@@ -48,13 +49,29 @@ pub struct MediaSpec {
     pub sender: Role,
     /// Seed of the frame-size jitter.
     pub seed: u64,
+    /// Follow the scheduler's target bitrate ([`sched::Scheduler::media_target_bps`]) between
+    /// [`MIN_BITRATE_SHARE`] of `bitrate_bps` and `bitrate_bps`, as an adaptive encoder would.
+    pub adaptive: bool,
 }
 
+/// The lowest rate an adaptive source goes down to, as a share of its nominal rate.
+pub const MIN_BITRATE_SHARE: f64 = 0.1;
+
+/// Error code of a frame stream reset because the frame cannot arrive in time.
+pub const FRAME_EXPIRED: u32 = 0x4c41; // "LA": late
+
 impl MediaSpec {
-    /// The size of frame `seq`, bytes (at least a header and one payload byte).
+    /// The size of frame `seq` at the nominal bitrate, bytes (at least a header and one
+    /// payload byte).
+    #[cfg(test)]
     fn frame_bytes(&self, seq: u64, rng: &mut Uniform) -> u64 {
+        self.frame_bytes_at(seq, self.bitrate_bps, rng)
+    }
+
+    /// The size of frame `seq` when the encoder runs at `bitrate_bps`.
+    fn frame_bytes_at(&self, seq: u64, bitrate_bps: u64, rng: &mut Uniform) -> u64 {
         let interval = f64::from(self.keyframe_interval.max(1));
-        let mean = self.bitrate_bps as f64 / 8.0 / f64::from(self.fps);
+        let mean = bitrate_bps as f64 / 8.0 / f64::from(self.fps);
         let p_frame = mean * interval / (interval - 1.0 + self.keyframe_ratio);
         let base = if seq.is_multiple_of(u64::from(self.keyframe_interval.max(1))) {
             p_frame * self.keyframe_ratio
@@ -78,6 +95,7 @@ impl AppSpec for MediaSpec {
     fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
         let sender: Box<dyn App> = Box::new(MediaSender::new(self.clone()));
         let receiver: Box<dyn App> = Box::new(MediaReceiver::new(self.deadline));
+        debug_assert!(self.fps > 0 && self.bitrate_bps > 0);
         match self.sender {
             Role::Server => (receiver, sender),
             Role::Client => (sender, receiver),
@@ -145,6 +163,22 @@ pub struct MediaReport {
     pub deadline_ms: f64,
     /// Every received frame, in arrival order.
     pub frames: Vec<FrameRecord>,
+    /// Frames the sender cancelled because they could no longer arrive in time.
+    #[serde(default)]
+    pub cancelled_frames: u64,
+    /// The source's nominal rate, bit/s.
+    #[serde(default)]
+    pub bitrate_bps: u64,
+    /// Mean rate frames were encoded at (below `bitrate_bps` when the source adapted), bit/s.
+    #[serde(default)]
+    pub mean_bitrate_bps: f64,
+    /// Frames per second.
+    #[serde(default)]
+    pub fps: u32,
+    /// Capture time of frame 0, seconds since the start of the run (frame `n` is captured
+    /// `n / fps` later).
+    #[serde(default)]
+    pub first_capture_s: f64,
 }
 
 impl MediaReport {
@@ -157,13 +191,17 @@ impl MediaReport {
     }
 }
 
-/// A frame being written.
+/// A frame on its stream, from its first write until the peer acknowledged all of it.
 #[derive(Debug)]
 struct FrameWriter {
     id: StreamId,
+    captured_at: Duration,
+    bytes: u64,
     header: Option<Bytes>,
     offset: u64,
     payload_bytes: u64,
+    /// Written completely and finished; waiting for acknowledgement.
+    finished: bool,
 }
 
 /// The sending half: captures frames on time and writes each on its own stream.
@@ -176,11 +214,18 @@ struct MediaSender {
     /// Frames captured but not yet given a stream (stream limit reached): (seq, capture, size).
     waiting: Vec<(u64, Duration, u64)>,
     writing: Vec<FrameWriter>,
+    /// Frames cancelled because they could no longer arrive in time.
+    cancelled_frames: u64,
+    /// The rate the encoder runs at now, bit/s.
+    bitrate_bps: u64,
+    /// Sum of the rates frames were encoded at (for the mean).
+    bitrate_sum: f64,
 }
 
 impl MediaSender {
     fn new(spec: MediaSpec) -> Self {
         let rng = Uniform::new(spec.seed, 0);
+        let bitrate_bps = spec.bitrate_bps;
         Self {
             spec,
             rng,
@@ -188,6 +233,9 @@ impl MediaSender {
             next_seq: 0,
             waiting: Vec::new(),
             writing: Vec::new(),
+            cancelled_frames: 0,
+            bitrate_bps,
+            bitrate_sum: 0.0,
         }
     }
 
@@ -197,31 +245,49 @@ impl MediaSender {
     }
 }
 
-/// Writes what fits of `frame`; true once it is written and finished.
-fn pump_frame(conn: &mut Connection, frame: &mut FrameWriter) -> bool {
+/// Writes what fits of `frame` (marking it finished once all is written); returns the bytes
+/// written.
+fn pump_frame(conn: &mut Connection, frame: &mut FrameWriter) -> u64 {
     let mut stream = conn.send_stream(frame.id);
+    let mut written_bytes = 0;
     if let Some(header) = frame.header.take() {
         let mut chunks = [header];
         match stream.write_chunks(&mut chunks) {
-            Ok(written) if written.chunks == 1 => {}
-            Ok(_) | Err(WriteError::Blocked) => {
+            Ok(written) if written.chunks == 1 => written_bytes += FRAME_HEADER_BYTES,
+            Ok(written) => {
+                // Part of the header went in; keep the rest for the next write.
+                written_bytes += written.bytes as u64;
                 frame.header = Some(std::mem::take(&mut chunks[0]));
-                return false;
+                return written_bytes;
             }
-            Err(_) => return true,
+            Err(WriteError::Blocked) => {
+                frame.header = Some(std::mem::take(&mut chunks[0]));
+                return written_bytes;
+            }
+            Err(_) => {
+                frame.finished = true;
+                return written_bytes;
+            }
         }
     }
     while frame.offset < frame.payload_bytes {
         let len = (frame.payload_bytes - frame.offset).min(WRITE_CHUNK_BYTES as u64) as usize;
         let mut chunks = [pattern::chunk(frame.offset, len)];
         match stream.write_chunks(&mut chunks) {
-            Ok(written) => frame.offset += written.bytes as u64,
-            Err(WriteError::Blocked) => return false,
-            Err(_) => return true,
+            Ok(written) => {
+                frame.offset += written.bytes as u64;
+                written_bytes += written.bytes as u64;
+            }
+            Err(WriteError::Blocked) => return written_bytes,
+            Err(_) => {
+                frame.finished = true;
+                return written_bytes;
+            }
         }
     }
     let _ = stream.finish();
-    true
+    frame.finished = true;
+    written_bytes
 }
 
 impl App for MediaSender {
@@ -229,18 +295,69 @@ impl App for MediaSender {
         self.started_at.get_or_insert(now);
     }
 
-    fn drive(&mut self, conn: &mut Connection, now: Duration) -> Result<bool, AppError> {
+    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
+        let now = cx.now;
+        let scheduler = &mut *cx.scheduler;
+        let conn = &mut *cx.connection;
+        if self.spec.adaptive
+            && let Some(target) = scheduler.media_target_bps()
+        {
+            let floor = (self.spec.bitrate_bps as f64 * MIN_BITRATE_SHARE) as u64;
+            self.bitrate_bps = target.clamp(floor.max(1), self.spec.bitrate_bps);
+        }
         while let Some(at) = self.capture_time(self.next_seq)
             && at <= now
         {
-            let size = self.spec.frame_bytes(self.next_seq, &mut self.rng);
+            let size = self
+                .spec
+                .frame_bytes_at(self.next_seq, self.bitrate_bps, &mut self.rng);
+            self.bitrate_sum += self.bitrate_bps as f64;
+            scheduler.on_frame(at, size);
             self.waiting.push((self.next_seq, at, size));
             self.next_seq += 1;
+        }
+        // Frames that can no longer make their deadline are cancelled, if the scheduler says
+        // so: whatever was not sent is never sent, and the capacity goes to the next frames.
+        if let Some(margin) = scheduler.frame_expiry() {
+            let expiry = self.spec.deadline.saturating_sub(margin);
+            let expired = |captured_at: Duration| now.saturating_sub(captured_at) > expiry;
+            let before = self.waiting.len();
+            self.waiting.retain(|&(_, at, _)| !expired(at));
+            self.cancelled_frames += (before - self.waiting.len()) as u64;
+            // Only frames not yet completely written: one that is written may already be on
+            // its way and arrive in time.
+            for frame in self.writing.iter_mut().filter(|f| !f.finished) {
+                if expired(frame.captured_at)
+                    && conn
+                        .send_stream(frame.id)
+                        .reset(VarInt::from_u32(FRAME_EXPIRED))
+                        .is_ok()
+                {
+                    self.cancelled_frames += 1;
+                    frame.payload_bytes = 0;
+                    frame.finished = true;
+                    frame.bytes = 0;
+                }
+            }
+        }
+        // Frames the peer has acknowledged completely: quinn forgets a finished stream then.
+        self.writing.retain(|frame| {
+            let acked = frame.finished && conn.send_stream(frame.id).priority().is_err();
+            if acked && frame.bytes > 0 {
+                scheduler.on_acked(now, Class::Media, frame.bytes);
+            }
+            !acked
+        });
+        if let Some(windows) = scheduler.send_window() {
+            conn.set_send_window(windows.media_bytes);
         }
         while let Some(&(seq, at, size)) = self.waiting.first() {
             let Some(id) = conn.streams().open(Dir::Uni) else {
                 break;
             };
+            let _ = conn
+                .send_stream(id)
+                .set_priority(scheduler.priority(Class::Media));
             self.waiting.remove(0);
             let mut header = Vec::with_capacity(FRAME_HEADER_BYTES as usize);
             header.extend_from_slice(&seq.to_be_bytes());
@@ -248,13 +365,25 @@ impl App for MediaSender {
             header.extend_from_slice(&(size as u32).to_be_bytes());
             self.writing.push(FrameWriter {
                 id,
+                captured_at: at,
+                bytes: size,
                 header: Some(Bytes::from(header)),
                 offset: 0,
                 payload_bytes: size - FRAME_HEADER_BYTES,
+                finished: false,
             });
         }
         // Oldest frames first: a later frame never overtakes an earlier one in our writes.
-        self.writing.retain_mut(|frame| !pump_frame(conn, frame));
+        let mut written_bytes = 0;
+        for frame in self.writing.iter_mut().filter(|f| !f.finished) {
+            written_bytes += pump_frame(conn, frame);
+            if !frame.finished {
+                break;
+            }
+        }
+        if written_bytes > 0 {
+            scheduler.on_written(now, Class::Media, written_bytes);
+        }
         Ok(false)
     }
 
@@ -273,6 +402,19 @@ impl App for MediaSender {
     fn report(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut report = serde_json::Map::new();
         report.insert("frames_sent".into(), self.next_seq.into());
+        report.insert("cancelled_frames".into(), self.cancelled_frames.into());
+        report.insert("fps".into(), self.spec.fps.into());
+        report.insert("bitrate_bps".into(), self.spec.bitrate_bps.into());
+        report.insert(
+            "first_capture_s".into(),
+            self.started_at.map_or(0.0, |t| t.as_secs_f64()).into(),
+        );
+        let mean_bps = if self.next_seq == 0 {
+            0.0
+        } else {
+            self.bitrate_sum / self.next_seq as f64
+        };
+        report.insert("mean_bitrate_bps".into(), mean_bps.round().into());
         report
     }
 }
@@ -284,6 +426,8 @@ struct FrameReader {
     header_received: u64,
     payload: ReceivedRanges,
     fin: bool,
+    /// The sender cancelled the frame.
+    reset: bool,
 }
 
 impl FrameReader {
@@ -361,7 +505,11 @@ fn read_frame(
                 frame.fin = true;
                 break;
             }
-            Err(ReadError::Blocked) | Err(ReadError::Reset(_)) => break,
+            Err(ReadError::Blocked) => break,
+            Err(ReadError::Reset(_)) => {
+                frame.reset = true;
+                break;
+            }
         }
     }
     let _ = chunks.finalize();
@@ -377,7 +525,8 @@ impl App for MediaReceiver {
         self.streams.insert(id, FrameReader::default());
     }
 
-    fn drive(&mut self, conn: &mut Connection, now: Duration) -> Result<bool, AppError> {
+    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
+        let (conn, now) = (&mut *cx.connection, cx.now);
         let mut done = Vec::new();
         for (&id, frame) in &mut self.streams {
             read_frame(conn, id, frame)?;
@@ -392,6 +541,8 @@ impl App for MediaReceiver {
                     bytes,
                 });
                 self.received_bytes += bytes;
+                done.push(id);
+            } else if frame.reset {
                 done.push(id);
             }
         }
@@ -446,6 +597,7 @@ mod tests {
             deadline: Duration::from_millis(175),
             sender: Role::Server,
             seed: 1,
+            adaptive: false,
         }
     }
 

@@ -15,7 +15,7 @@ use perfwire::{REQUEST_HEADER_BYTES, ReceivedRanges, Request, pattern};
 use quinn_proto::{Connection, Dir, ReadError, ReadableError, StreamId, VarInt, WriteError};
 use serde::{Deserialize, Serialize};
 
-use crate::app::{App, AppError, AppOutcome, AppSpec, Role};
+use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 
 /// Largest chunk handed to quinn per write (well below the pattern period).
 const WRITE_CHUNK_BYTES: usize = 32 * 1024;
@@ -159,7 +159,7 @@ impl PatternWriter {
 
 /// Reads one direction of a stream in any order and verifies it.
 #[derive(Debug, Default)]
-struct VerifyingReader {
+pub(crate) struct VerifyingReader {
     ranges: ReceivedRanges,
     /// Stream offset at which pattern data starts (8 on the server: after the header).
     data_start: u64,
@@ -177,7 +177,7 @@ impl VerifyingReader {
     }
 
     /// Pattern bytes received contiguously.
-    fn prefix(&self) -> u64 {
+    pub(crate) fn prefix(&self) -> u64 {
         self.ranges.prefix()
     }
 
@@ -186,7 +186,7 @@ impl VerifyingReader {
     }
 
     /// Drains what quinn has and verifies it.
-    fn read(&mut self, conn: &mut Connection, id: StreamId) -> Result<(), AppError> {
+    pub(crate) fn read(&mut self, conn: &mut Connection, id: StreamId) -> Result<(), AppError> {
         let mut stream = conn.recv_stream(id);
         let mut chunks = match stream.read(false) {
             Ok(chunks) => chunks,
@@ -303,7 +303,8 @@ impl App for PerfClient {
         self.next_request_at = Some(now);
     }
 
-    fn drive(&mut self, conn: &mut Connection, now: Duration) -> Result<bool, AppError> {
+    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
+        let (conn, now) = (&mut *cx.connection, cx.now);
         // Uploads the server has fully received complete on the client's books.
         for &(index, at) in &self.uploads.borrow()[self.uploads_noted..] {
             if let Some(exchange) = self.exchanges.get_mut(index) {
@@ -418,7 +419,8 @@ impl App for PerfServer {
         );
     }
 
-    fn drive(&mut self, conn: &mut Connection, now: Duration) -> Result<bool, AppError> {
+    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
+        let (conn, now) = (&mut *cx.connection, cx.now);
         let mut finished = Vec::new();
         let mut upload_completed = false;
         for (&id, stream) in &mut self.streams {

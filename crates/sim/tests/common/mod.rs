@@ -62,6 +62,7 @@ pub fn single_flow(
                 ..PerfSpec::default()
             })],
             transport,
+            scheduler: Default::default(),
             qlog: false,
         }],
         qlog_dir: None,

@@ -1,0 +1,339 @@
+//! Outputs of runs whose connections carry media or bulk applications: `apps.csv` (each
+//! application's throughput over time), `frames.csv` (every media frame's delay) and one
+//! figure per run in the style of \[Ruehl2024\]'s Fig. 6.x — media and bulk throughput stacked
+//! under the link capacity, frame delays in a panel below.
+//!
+//! `timeseries.csv` stays one row per flow and sample; the per-application series live here in
+//! the same long format, so a reader of either file needs no knowledge of the other.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use sim::apps::media::MediaReport;
+use sim::{AppSample, RunOutcome};
+
+use crate::output::CompletedRun;
+use crate::periods::capacity_steps;
+use chart::{PlotError, StackedPanelChart};
+use scenario::Scenario;
+
+/// Window of the per-application throughput (RFC 8868 evaluates media at 200 ms).
+pub const APP_THROUGHPUT_WINDOW: Duration = Duration::from_millis(200);
+
+/// Frame delays above this are drawn at the top edge of the delay panel, so one long stall
+/// does not flatten every other frame.
+pub const DELAY_PANEL_MAX_MS: f64 = 2000.0;
+
+/// One row of `apps.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppRow {
+    /// Run index in summary.json's `runs`.
+    pub run: usize,
+    /// Controller label of the run.
+    pub cc: String,
+    /// Seed.
+    pub seed: u64,
+    /// Flow name.
+    pub flow: String,
+    /// Application name.
+    pub app: String,
+    /// Application kind.
+    pub kind: String,
+    /// Sample time, seconds.
+    pub t_s: f64,
+    /// Bytes received in order so far.
+    pub delivered_bytes: u64,
+    /// Throughput over the last [`APP_THROUGHPUT_WINDOW`], bit/s.
+    pub throughput_bps: f64,
+}
+
+/// One row of `frames.csv`: a media frame that arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameRow {
+    /// Run index.
+    pub run: usize,
+    /// Controller label.
+    pub cc: String,
+    /// Seed.
+    pub seed: u64,
+    /// Flow name.
+    pub flow: String,
+    /// Application name.
+    pub app: String,
+    /// Frame sequence number.
+    pub seq: u64,
+    /// Capture time, seconds.
+    pub captured_s: f64,
+    /// Arrival of its last byte, seconds.
+    pub received_s: f64,
+    /// One-way frame delay, ms.
+    pub delay_ms: f64,
+    /// Whether it missed its deadline.
+    pub late: bool,
+}
+
+/// Whether a run has anything for these outputs.
+pub fn has_media_or_bulk(outcome: &RunOutcome) -> bool {
+    outcome
+        .flows
+        .iter()
+        .flat_map(|f| &f.apps)
+        .any(|a| a.kind == "media" || a.kind == "bulk")
+}
+
+/// Throughput of one application's samples (time order) over `window`, bit/s.
+pub fn windowed_throughput_bps(samples: &[&AppSample], window: Duration) -> Vec<f64> {
+    let mut out = Vec::with_capacity(samples.len());
+    let mut back = 0;
+    for (i, s) in samples.iter().enumerate() {
+        while back + 1 < i && samples[back + 1].t + window <= s.t {
+            back += 1;
+        }
+        let (t0, bytes0) = if samples[back].t + window <= s.t {
+            (samples[back].t, samples[back].delivered_bytes)
+        } else {
+            (Duration::ZERO, 0)
+        };
+        let span = (s.t - t0).as_secs_f64();
+        out.push(if span > 0.0 {
+            (s.delivered_bytes - bytes0) as f64 * 8.0 / span
+        } else {
+            0.0
+        });
+    }
+    out
+}
+
+fn app_series(outcome: &RunOutcome, flow: usize, app: usize) -> Vec<&AppSample> {
+    outcome
+        .app_samples
+        .iter()
+        .filter(|s| s.flow == flow && s.app == app)
+        .collect()
+}
+
+/// `apps.csv` rows of one run.
+pub fn app_rows(index: usize, label: &str, outcome: &RunOutcome) -> Vec<AppRow> {
+    let mut rows = Vec::new();
+    for (f, flow) in outcome.flows.iter().enumerate() {
+        for (a, app) in flow.apps.iter().enumerate() {
+            let samples = app_series(outcome, f, a);
+            let rates = windowed_throughput_bps(&samples, APP_THROUGHPUT_WINDOW);
+            for (s, bps) in samples.iter().zip(rates) {
+                rows.push(AppRow {
+                    run: index,
+                    cc: label.to_owned(),
+                    seed: outcome.seed,
+                    flow: flow.name.clone(),
+                    app: app.name.clone(),
+                    kind: app.kind.clone(),
+                    t_s: s.t.as_secs_f64(),
+                    delivered_bytes: s.delivered_bytes,
+                    throughput_bps: bps,
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// `frames.csv` rows of one run, in arrival order per application.
+pub fn frame_rows(index: usize, label: &str, outcome: &RunOutcome) -> Vec<FrameRow> {
+    let mut rows = Vec::new();
+    for flow in &outcome.flows {
+        for app in &flow.apps {
+            let Some(media) = MediaReport::of(app) else {
+                continue;
+            };
+            for frame in &media.frames {
+                let delay_ms = (frame.received_at - frame.captured_at).as_secs_f64() * 1e3;
+                rows.push(FrameRow {
+                    run: index,
+                    cc: label.to_owned(),
+                    seed: outcome.seed,
+                    flow: flow.name.clone(),
+                    app: app.name.clone(),
+                    seq: frame.seq,
+                    captured_s: frame.captured_at.as_secs_f64(),
+                    received_s: frame.received_at.as_secs_f64(),
+                    delay_ms,
+                    late: delay_ms > media.deadline_ms,
+                });
+            }
+        }
+    }
+    rows
+}
+
+fn write_rows<W: Write, T: Serialize>(writer: W, rows: &[T]) -> Result<(), csv::Error> {
+    let mut out = csv::Writer::from_writer(writer);
+    for row in rows {
+        out.serialize(row)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes `apps.csv` for the runs.
+pub fn write_apps_csv<W: Write>(writer: W, runs: &[CompletedRun]) -> Result<(), csv::Error> {
+    let rows: Vec<AppRow> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| app_rows(i, &r.label, &r.outcome))
+        .collect();
+    write_rows(writer, &rows)
+}
+
+/// Writes `frames.csv` for the runs.
+pub fn write_frames_csv<W: Write>(writer: W, runs: &[CompletedRun]) -> Result<(), csv::Error> {
+    let rows: Vec<FrameRow> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| frame_rows(i, &r.label, &r.outcome))
+        .collect();
+    write_rows(writer, &rows)
+}
+
+/// The schedulers of a scenario's flows, for titles: "balancer", or "call: balancer, other:
+/// none" when they differ.
+fn scheduler_note(scenario: &Scenario) -> String {
+    let names: Vec<&str> = scenario.flows.iter().map(|f| f.scheduler.name()).collect();
+    if names.windows(2).all(|w| w[0] == w[1]) {
+        names.first().copied().unwrap_or("none").to_owned()
+    } else {
+        scenario
+            .flows
+            .iter()
+            .map(|f| format!("{}: {}", f.name, f.scheduler.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One figure per run: `media.png|svg` for a single run, `media-<cc>-seed<N>.png|svg`
+/// otherwise.
+pub fn write_figures(
+    dir: &Path,
+    scenario: &Scenario,
+    runs: &[CompletedRun],
+) -> Result<Vec<PathBuf>, PlotError> {
+    let mut written = Vec::new();
+    for run in runs {
+        let outcome = &run.outcome;
+        if !has_media_or_bulk(outcome) {
+            continue;
+        }
+        let stem = if runs.len() == 1 {
+            dir.join("media")
+        } else {
+            dir.join(format!("media-{}-seed{}", run.label, run.spec.seed))
+        };
+        let mut layers = Vec::new();
+        let mut delays_on_time = Vec::new();
+        let mut delays_late = Vec::new();
+        let mut deadline_ms: Option<f64> = None;
+        let several_flows = outcome.flows.len() > 1;
+        // Media layers first (at the bottom), then bulk, then anything else.
+        let rank = |kind: &str| match kind {
+            "media" => 0,
+            "bulk" => 1,
+            _ => 2,
+        };
+        let mut order: Vec<(usize, usize)> = outcome
+            .flows
+            .iter()
+            .enumerate()
+            .flat_map(|(f, flow)| (0..flow.apps.len()).map(move |a| (f, a)))
+            .collect();
+        order.sort_by_key(|&(f, a)| (rank(&outcome.flows[f].apps[a].kind), f, a));
+        for (f, a) in order {
+            let flow = &outcome.flows[f];
+            let app = &flow.apps[a];
+            let samples = app_series(outcome, f, a);
+            let rates = windowed_throughput_bps(&samples, APP_THROUGHPUT_WINDOW);
+            let label = if several_flows {
+                format!("{} / {} ({})", flow.name, app.name, app.kind)
+            } else {
+                format!("{} ({})", app.name, app.kind)
+            };
+            layers.push((
+                label,
+                samples
+                    .iter()
+                    .zip(rates)
+                    .map(|(s, bps)| (s.t.as_secs_f64(), bps / 1e6))
+                    .collect::<Vec<_>>(),
+            ));
+            if let Some(media) = MediaReport::of(app) {
+                deadline_ms = Some(deadline_ms.map_or(media.deadline_ms, |d| d.min(media.deadline_ms)));
+                for frame in &media.frames {
+                    let delay = (frame.received_at - frame.captured_at).as_secs_f64() * 1e3;
+                    let point = (frame.captured_at.as_secs_f64(), delay);
+                    if delay > media.deadline_ms {
+                        delays_late.push(point);
+                    } else {
+                        delays_on_time.push(point);
+                    }
+                }
+            }
+        }
+        let end = outcome.end_time;
+        let mut capacity = Vec::new();
+        for (from, _, rate) in capacity_steps(&scenario.path_config().forward, end) {
+            capacity.push((from.as_secs_f64(), rate as f64 / 1e6));
+        }
+        if let Some(&(_, last)) = capacity.last() {
+            capacity.push((end.as_secs_f64(), last));
+        }
+        let title = format!(
+            "{} — scheduler: {} ({}, seed {})",
+            scenario.name,
+            scheduler_note(scenario),
+            run.label,
+            run.spec.seed
+        );
+        let chart = StackedPanelChart {
+            title: &title,
+            x_label: "time (s)",
+            top_y_label: "throughput, 200 ms (Mbit/s)",
+            layers,
+            ceiling: Some(("link capacity".to_owned(), capacity)),
+            bottom_y_label: "frame delay (ms)",
+            bottom_series: vec![
+                ("frames on time".to_owned(), delays_on_time),
+                ("late frames".to_owned(), delays_late),
+            ],
+            bottom_threshold: deadline_ms.map(|d| (format!("deadline {d:.0} ms"), d)),
+            bottom_y_max: Some(DELAY_PANEL_MAX_MS),
+        };
+        written.extend(chart::stacked_panel_chart(&stem, &chart)?);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_is_over_the_window_once_it_is_full() {
+        let samples: Vec<AppSample> = (1..=5)
+            .map(|i| AppSample {
+                t: Duration::from_millis(100 * i),
+                flow: 0,
+                app: 0,
+                delivered_bytes: 2_500 * i,
+            })
+            .collect();
+        let refs: Vec<&AppSample> = samples.iter().collect();
+        // 2 500 B per 100 ms = 200 kbit/s, from the start and over full 200 ms windows.
+        let rates = windowed_throughput_bps(&refs, APP_THROUGHPUT_WINDOW);
+        assert_eq!(rates.len(), 5);
+        for r in rates {
+            assert!((r - 200_000.0).abs() < 1e-6, "{r}");
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Per-capacity-step results of runs whose connections carry media or bulk applications: how
+//! each application fared between two changes of the forward link's rate (\[Ruehl2024\]
+//! evaluates its schedulers this way, one figure per capacity schedule).
+//!
+//! For each step: the link's capacity and utilization (bytes serialized ÷ capacity), each
+//! application's goodput, and for media its frames and the frames that missed their deadline
+//! (late or never delivered: a cancelled frame is as useless to the viewer as a late one), and
+//! after a capacity drop how long the media took to recover.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use netsim::LinkConfig;
+use sim::apps::media::MediaReport;
+use sim::{AppSample, RunOutcome};
+
+/// The media has recovered once its goodput over this window reaches
+/// [`RECOVERY_SHARE`] of what it can get (its rate, or the capacity if lower).
+pub const RECOVERY_WINDOW: Duration = Duration::from_millis(500);
+
+/// Share of the attainable media rate that counts as recovered.
+pub const RECOVERY_SHARE: f64 = 0.9;
+
+/// One stretch of constant forward capacity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Period {
+    /// Start, seconds since the start of the run.
+    pub start_s: f64,
+    /// End, seconds.
+    pub end_s: f64,
+    /// Forward bottleneck rate, bit/s.
+    pub capacity_bps: f64,
+    /// Bytes the bottleneck serialized × 8 ÷ (capacity × length); null when the backend did
+    /// not sample the link.
+    pub utilization: Option<f64>,
+    /// Each application, by name (`flow/app` when several flows share a name).
+    pub apps: BTreeMap<String, PeriodApp>,
+}
+
+/// One application in one period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeriodApp {
+    /// "media", "bulk", "perf".
+    pub kind: String,
+    /// Bytes received in order during the period × 8 ÷ its length, bit/s.
+    pub goodput_bps: f64,
+    /// Media: frames captured during the period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<u64>,
+    /// Media: frames captured during the period that did not arrive by their deadline (late
+    /// or never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_frames: Option<u64>,
+    /// Media, in a period that starts with a capacity drop: seconds from the drop until the
+    /// media's goodput over [`RECOVERY_WINDOW`] first reaches [`RECOVERY_SHARE`] of
+    /// min(media rate, capacity); null if it never did within the period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_s: Option<Option<f64>>,
+}
+
+/// The forward link's constant-rate stretches within `[0, end)`: (start, end, rate).
+pub fn capacity_steps(link: &LinkConfig, end: Duration) -> Vec<(Duration, Duration, u64)> {
+    let mut changes: Vec<(Duration, u64)> = vec![(Duration::ZERO, link.rate_bps)];
+    for step in &link.schedule {
+        if let Some(rate) = step.rate_bps
+            && step.at < end
+        {
+            if changes.last().is_some_and(|&(at, _)| at == step.at) {
+                changes.pop();
+            }
+            if changes.last().is_none_or(|&(_, r)| r != rate) {
+                changes.push((step.at, rate));
+            }
+        }
+    }
+    changes
+        .iter()
+        .enumerate()
+        .map(|(i, &(at, rate))| {
+            let until = changes.get(i + 1).map_or(end, |&(next, _)| next);
+            (at, until, rate)
+        })
+        .filter(|&(at, until, _)| until > at)
+        .collect()
+}
+
+/// Bytes `app` of `flow` had delivered at the last sample at or before `t` (0 before any).
+fn delivered_at(samples: &[AppSample], flow: usize, app: usize, t: Duration) -> u64 {
+    samples
+        .iter()
+        .filter(|s| s.flow == flow && s.app == app && s.t <= t)
+        .next_back()
+        .map_or(0, |s| s.delivered_bytes)
+}
+
+/// The periods of a run, or none when no flow has a media or bulk application.
+pub fn periods(outcome: &RunOutcome, forward: &LinkConfig) -> Vec<Period> {
+    let has_media_or_bulk = outcome
+        .flows
+        .iter()
+        .flat_map(|f| &f.apps)
+        .any(|a| a.kind == "media" || a.kind == "bulk");
+    if !has_media_or_bulk {
+        return Vec::new();
+    }
+    let end = outcome.end_time;
+    let steps = capacity_steps(forward, end);
+    let serialized_at = |t: Duration| {
+        outcome
+            .link_samples
+            .iter()
+            .filter(|s| s.t <= t)
+            .next_back()
+            .map_or(0, |s| s.forward_serialized_bytes)
+    };
+    let mut name_count: BTreeMap<&str, usize> = BTreeMap::new();
+    for app in outcome.flows.iter().flat_map(|f| &f.apps) {
+        *name_count.entry(&app.name).or_default() += 1;
+    }
+    let mut out = Vec::with_capacity(steps.len());
+    for (i, &(from, to, rate_bps)) in steps.iter().enumerate() {
+        let length = (to - from).as_secs_f64();
+        let capacity_bps = rate_bps as f64;
+        let utilization = (!outcome.link_samples.is_empty()).then(|| {
+            (serialized_at(to) - serialized_at(from)) as f64 * 8.0 / (capacity_bps * length)
+        });
+        let drop = i > 0 && rate_bps < steps[i - 1].2;
+        let mut apps = BTreeMap::new();
+        for (f, flow) in outcome.flows.iter().enumerate() {
+            for (a, app) in flow.apps.iter().enumerate() {
+                let bytes = delivered_at(&outcome.app_samples, f, a, to)
+                    - delivered_at(&outcome.app_samples, f, a, from);
+                let mut entry = PeriodApp {
+                    kind: app.kind.clone(),
+                    goodput_bps: bytes as f64 * 8.0 / length,
+                    frames: None,
+                    late_frames: None,
+                    recovery_s: None,
+                };
+                if let Some(media) = MediaReport::of(app) {
+                    let (frames, late) = frames_in(&media, from, to, end);
+                    entry.frames = Some(frames);
+                    entry.late_frames = Some(late);
+                    if drop {
+                        let attainable = (media.bitrate_bps as f64).min(capacity_bps);
+                        entry.recovery_s = Some(recovery(
+                            &outcome.app_samples,
+                            (f, a),
+                            from,
+                            to,
+                            attainable,
+                        ));
+                    }
+                }
+                let key = if name_count[app.name.as_str()] > 1 {
+                    format!("{}/{}", flow.name, app.name)
+                } else {
+                    app.name.clone()
+                };
+                apps.insert(key, entry);
+            }
+        }
+        out.push(Period {
+            start_s: from.as_secs_f64(),
+            end_s: to.as_secs_f64(),
+            capacity_bps,
+            utilization,
+            apps,
+        });
+    }
+    out
+}
+
+/// Frames captured in `[from, to)` and how many of them missed their deadline. Frames captured
+/// within one deadline of the end of the run are left out: they could not have arrived.
+fn frames_in(media: &MediaReport, from: Duration, to: Duration, run_end: Duration) -> (u64, u64) {
+    let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
+    let horizon = run_end.saturating_sub(deadline);
+    let first = Duration::from_secs_f64(media.first_capture_s);
+    let fps = f64::from(media.fps.max(1));
+    let captured_at = |seq: u64| first + Duration::from_secs_f64(seq as f64 / fps);
+    let in_period = |t: Duration| t >= from && t < to && t < horizon;
+    let frames = (0..media.frames_sent)
+        .filter(|&seq| in_period(captured_at(seq)))
+        .count() as u64;
+    let on_time = media
+        .frames
+        .iter()
+        .filter(|f| in_period(f.captured_at) && f.received_at - f.captured_at <= deadline)
+        .count() as u64;
+    (frames, frames.saturating_sub(on_time))
+}
+
+/// Seconds from `from` until the app's goodput over [`RECOVERY_WINDOW`] first reaches
+/// [`RECOVERY_SHARE`] × `attainable_bps`; None if not before `to`.
+fn recovery(
+    samples: &[AppSample],
+    (flow, app): (usize, usize),
+    from: Duration,
+    to: Duration,
+    attainable_bps: f64,
+) -> Option<f64> {
+    let series: Vec<&AppSample> = samples
+        .iter()
+        .filter(|s| s.flow == flow && s.app == app && s.t >= from && s.t <= to)
+        .collect();
+    let mut back = 0;
+    for (i, s) in series.iter().enumerate() {
+        while back < i && series[back].t + RECOVERY_WINDOW < s.t {
+            back += 1;
+        }
+        let window = s.t - series[back].t;
+        if window < RECOVERY_WINDOW {
+            continue;
+        }
+        let bps = (s.delivered_bytes - series[back].delivered_bytes) as f64 * 8.0
+            / window.as_secs_f64();
+        if bps >= RECOVERY_SHARE * attainable_bps {
+            return Some((s.t - from).as_secs_f64());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsim::ScheduleStep;
+
+    fn s(secs: u64) -> Duration {
+        Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn steps_follow_the_rate_schedule_and_skip_non_rate_changes() {
+        let mut link = LinkConfig::new(2_000_000, Duration::from_millis(25));
+        for (at, rate) in [(120, Some(4_000_000)), (150, None), (180, Some(600_000))] {
+            link.schedule.push(ScheduleStep {
+                at: s(at),
+                rate_bps: rate,
+                delay: rate.is_none().then_some(Duration::from_millis(30)),
+                loss: None,
+            });
+        }
+        assert_eq!(
+            capacity_steps(&link, s(200)),
+            vec![
+                (s(0), s(120), 2_000_000),
+                (s(120), s(180), 4_000_000),
+                (s(180), s(200), 600_000)
+            ]
+        );
+        // A step after the end of the run is not a period.
+        assert_eq!(capacity_steps(&link, s(100)), vec![(s(0), s(100), 2_000_000)]);
+    }
+
+    #[test]
+    fn recovery_is_the_first_full_window_at_the_attainable_rate() {
+        // 100 ms samples; the app delivers nothing for 1 s after the drop at 10 s, then
+        // 1 Mbit/s (12 500 B per 100 ms).
+        let mut samples = Vec::new();
+        let mut bytes = 0;
+        for tick in 100..=150 {
+            let t = Duration::from_millis(tick * 100);
+            if t > s(11) {
+                bytes += 12_500;
+            }
+            samples.push(AppSample {
+                t,
+                flow: 0,
+                app: 0,
+                delivered_bytes: bytes,
+            });
+        }
+        // The window (t − 0.5 s, t] is all at 1 Mbit/s first at t = 11.5 s.
+        assert_eq!(
+            recovery(&samples, (0, 0), s(10), s(15), 1_000_000.0),
+            Some(1.5)
+        );
+        assert_eq!(recovery(&samples, (0, 0), s(10), s(15), 2_000_000.0), None);
+    }
+}
