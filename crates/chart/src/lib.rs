@@ -8,6 +8,11 @@
 //! cycle after 10 series; series `i` has the same colour in every chart, and bar `i` in a
 //! [`bar_chart`] has the colour of series `i`, so per-flow charts match.
 //!
+//! Besides [`line_chart`], [`error_bar_chart`] and [`bar_chart`] (1200×700),
+//! [`stacked_panel_chart`] draws a taller (1200×900) two-panel figure on a shared x axis:
+//! stacked areas under a step "ceiling" line above, dots with a dashed threshold below, one
+//! legend box right of each panel (e.g. a video call and a bulk transfer sharing a link).
+//!
 //! Axis ranges follow the data: x from its minimum to its maximum, y from 0 (or the minimum,
 //! if negative) to 1.05 × the maximum. Non-finite points are skipped; empty charts draw empty
 //! axes with a "no data" note rather than fail.

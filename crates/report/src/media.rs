@@ -17,7 +17,7 @@ use sim::{AppSample, RunOutcome};
 
 use crate::output::CompletedRun;
 use crate::periods::capacity_steps;
-use chart::{PlotError, StackedPanelChart};
+use chart::{PlotError, Series, StackedPanelChart};
 use scenario::Scenario;
 
 /// Window of the per-application throughput (RFC 8868 evaluates media at 200 ms).
@@ -259,14 +259,14 @@ pub fn write_figures(
             } else {
                 format!("{} ({})", app.name, app.kind)
             };
-            layers.push((
+            layers.push(Series {
                 label,
-                samples
+                points: samples
                     .iter()
                     .zip(rates)
                     .map(|(s, bps)| (s.t.as_secs_f64(), bps / 1e6))
-                    .collect::<Vec<_>>(),
-            ));
+                    .collect(),
+            });
             if let Some(media) = MediaReport::of(app) {
                 deadline_ms = Some(deadline_ms.map_or(media.deadline_ms, |d| d.min(media.deadline_ms)));
                 for frame in &media.frames {
@@ -295,18 +295,30 @@ pub fn write_figures(
             run.label,
             run.spec.seed
         );
+        let ceiling = Series {
+            label: "link capacity".to_owned(),
+            points: capacity,
+        };
+        let bottom = [
+            Series {
+                label: "frames on time".to_owned(),
+                points: delays_on_time,
+            },
+            Series {
+                label: "late frames".to_owned(),
+                points: delays_late,
+            },
+        ];
+        let threshold_label = deadline_ms.map(|d| format!("deadline ({d:.0} ms)"));
         let chart = StackedPanelChart {
             title: &title,
             x_label: "time (s)",
             top_y_label: "throughput, 200 ms (Mbit/s)",
-            layers,
-            ceiling: Some(("link capacity".to_owned(), capacity)),
+            layers: &layers,
+            ceiling: Some(&ceiling),
             bottom_y_label: "frame delay (ms)",
-            bottom_series: vec![
-                ("frames on time".to_owned(), delays_on_time),
-                ("late frames".to_owned(), delays_late),
-            ],
-            bottom_threshold: deadline_ms.map(|d| (format!("deadline {d:.0} ms"), d)),
+            bottom_series: &bottom,
+            bottom_threshold: threshold_label.as_deref().zip(deadline_ms),
             bottom_y_max: Some(DELAY_PANEL_MAX_MS),
         };
         written.extend(chart::stacked_panel_chart(&stem, &chart)?);

@@ -1,6 +1,7 @@
 //! Writes a batch of runs to a results directory: summary.json (deterministic), timing.json
 //! (wall-clock figures, kept apart so the summary stays byte-identical), timeseries.csv, and
-//! the cwnd and goodput plots (PNG + SVG).
+//! the cwnd and goodput plots (PNG + SVG); for runs with media or bulk applications also
+//! apps.csv, frames.csv and one media figure per run ([`crate::media`]).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -188,6 +189,26 @@ pub fn write_all(
         source,
     })?;
     written.push(csv_path);
+
+    if runs.iter().any(|r| crate::media::has_media_or_bulk(&r.outcome)) {
+        let apps_path = dir.join("apps.csv");
+        crate::media::write_apps_csv(create(&apps_path)?, runs).map_err(|source| {
+            OutputError::Csv {
+                path: apps_path.clone(),
+                source,
+            }
+        })?;
+        written.push(apps_path);
+        let frames_path = dir.join("frames.csv");
+        crate::media::write_frames_csv(create(&frames_path)?, runs).map_err(|source| {
+            OutputError::Csv {
+                path: frames_path.clone(),
+                source,
+            }
+        })?;
+        written.push(frames_path);
+        written.extend(crate::media::write_figures(dir, scenario, runs)?);
+    }
 
     written.extend(write_plots(dir, scenario, first_seed, runs)?);
     Ok(written)

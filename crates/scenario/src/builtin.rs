@@ -65,6 +65,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "media-bulk-thesis",
         include_str!("../../../scenarios/media-bulk-thesis.toml"),
     ),
+    (
+        "media-bulk-geo",
+        include_str!("../../../scenarios/media-bulk-geo.toml"),
+    ),
+    (
+        "media-bulk-competing",
+        include_str!("../../../scenarios/media-bulk-competing.toml"),
+    ),
 ];
 
 /// The scenario `satquic run` plays when given none.
