@@ -16,10 +16,11 @@
 //!   moves the queue to the target in one round, on a LEO path or a GEO one alike. Below half
 //!   the target the link is not saturated and the cap doubles per round (the bulk regains
 //!   capacity in log₂ rounds, not seconds of fixed steps).
-//! - **Media demand is reserved**: the media's rate × RTT plus its largest recent frame may be
-//!   buffered on top of the cap, so a keyframe never waits for bulk data to be acknowledged;
-//!   bulk is written just in time (the transport never holds more than the congestion window
-//!   of it), so a media frame never queues behind bulk inside the sender either.
+//! - **Room for media, just in time for both**: media may buffer its largest recent frame on
+//!   top of the cap, so a keyframe is handed to the transport whole; bulk is written just in
+//!   time (the transport never holds more than the cap), so a media frame never queues behind
+//!   bulk inside the sender, and frames that do not fit wait in the application, where one
+//!   past its deadline can still be cancelled.
 //! - **Coupled to the congestion controller**: the cap never exceeds the controller's window
 //!   (plus two packets), and a loss that shrinks the window shrinks what bulk may write at
 //!   once.
@@ -75,8 +76,12 @@ impl Default for BalancerConfig {
     }
 }
 
-/// Media demand is averaged over this long (frames arrive every 33 ms, keyframes every 2 s).
-const DEMAND_WINDOW: Duration = Duration::from_secs(1);
+/// The largest frame is taken over this long (frames arrive every 33 ms, keyframes every 2 s).
+const FRAME_WINDOW: Duration = Duration::from_secs(1);
+
+/// Share of its offered bytes the media must get acknowledged for the path to count as
+/// serving it (acknowledgements lag captures by a round trip; frames vary in size).
+const MEDIA_SATISFIED_SHARE: f64 = 0.8;
 
 /// Headroom above the congestion window for bulk writes: what one ACK can free before the next
 /// write.
@@ -97,8 +102,10 @@ pub struct Balancer {
     round_max_in_flight: u64,
     /// Consecutive rounds above target with the cap at its floor.
     rounds_over_target_at_floor: u32,
-    /// Frames captured in the last [`DEMAND_WINDOW`]: (capture time, bytes).
+    /// Frames captured in the last [`FRAME_WINDOW`]: (capture time, bytes).
     recent_frames: VecDeque<(Duration, u64)>,
+    /// Media bytes the peer acknowledged in the last [`FRAME_WINDOW`]: (time, bytes).
+    recent_media_acks: VecDeque<(Duration, u64)>,
     /// Delivery-rate estimate while saturated, bit/s, for adaptive media.
     media_target_bps: Option<u64>,
 }
@@ -116,6 +123,7 @@ impl Balancer {
             round_max_in_flight: 0,
             rounds_over_target_at_floor: 0,
             recent_frames: VecDeque::new(),
+            recent_media_acks: VecDeque::new(),
             media_target_bps: None,
         }
     }
@@ -130,19 +138,21 @@ impl Balancer {
         self.target
     }
 
-    /// Media bytes per second captured over the last second.
-    fn media_demand_bytes_per_s(&self) -> f64 {
-        let bytes: u64 = self.recent_frames.iter().map(|&(_, b)| b).sum();
-        bytes as f64 / DEMAND_WINDOW.as_secs_f64()
+    /// What media may buffer beyond the cap: its largest recent frame, so a keyframe is
+    /// handed to the transport whole (and, at the higher priority, leaves before any bulk
+    /// written after it) — but no more: frames that do not fit wait in the application,
+    /// where a frame past its deadline can still be cancelled instead of sent.
+    fn media_reserve_bytes(&self) -> u64 {
+        self.recent_frames.iter().map(|&(_, b)| b).max().unwrap_or(0)
     }
 
-    /// What media may buffer beyond the cap: its demand over one RTT plus its largest recent
-    /// frame (a keyframe must never wait for bulk acknowledgements).
-    fn media_reserve_bytes(&self, view: &TransportView) -> u64 {
-        let rtt = view.srtt.max(view.min_rtt);
-        let per_rtt = self.media_demand_bytes_per_s() * rtt.as_secs_f64();
-        let largest = self.recent_frames.iter().map(|&(_, b)| b).max().unwrap_or(0);
-        per_rtt.ceil() as u64 + largest
+    /// Whether the media gets what it offers: acknowledged media bytes over the last second
+    /// at least [`MEDIA_SATISFIED_SHARE`] of the bytes captured in it. When it does not, the
+    /// queue is (also) the media's own, and raising the target would only make it later.
+    fn media_satisfied(&self) -> bool {
+        let captured: u64 = self.recent_frames.iter().map(|&(_, b)| b).sum();
+        let acked: u64 = self.recent_media_acks.iter().map(|&(_, b)| b).sum();
+        acked as f64 >= MEDIA_SATISFIED_SHARE * captured as f64
     }
 
     fn floor_bytes(&self, view: &TransportView) -> u64 {
@@ -165,10 +175,16 @@ impl Balancer {
             let scale = (base + target) / (base + queue_delay.as_secs_f64());
             let from = self.window_bytes.min(used) as f64;
             self.window_bytes = ((from * scale) as u64).max(floor);
-            if at_floor {
+            // The queue is someone else's only if cutting our bulk to the floor did not clear it
+            // while our media gets all it offers.
+            if at_floor && self.media_satisfied() {
                 self.rounds_over_target_at_floor += 1;
             } else {
                 self.rounds_over_target_at_floor = 0;
+            }
+            if !self.media_satisfied() && self.target > self.config.target {
+                // Our own media overloads the path: a raised target only delays it more.
+                self.target = self.target.mul_f64(0.8).max(self.config.target);
             }
             if self.rounds_over_target_at_floor >= self.config.competition_rounds {
                 // Not our queue: raise the target towards what is there, so the bulk holds its
@@ -219,9 +235,16 @@ impl Scheduler for Balancer {
         while self
             .recent_frames
             .front()
-            .is_some_and(|&(t, _)| t + DEMAND_WINDOW <= view.now)
+            .is_some_and(|&(t, _)| t + FRAME_WINDOW <= view.now)
         {
             self.recent_frames.pop_front();
+        }
+        while self
+            .recent_media_acks
+            .front()
+            .is_some_and(|&(t, _)| t + FRAME_WINDOW <= view.now)
+        {
+            self.recent_media_acks.pop_front();
         }
         if self.view.is_none() {
             // Start from the controller's window: the first rounds measure.
@@ -251,11 +274,17 @@ impl Scheduler for Balancer {
         self.recent_frames.push_back((now, bytes));
     }
 
+    fn on_acked(&mut self, now: Duration, class: Class, bytes: u64) {
+        if class == Class::Media {
+            self.recent_media_acks.push_back((now, bytes));
+        }
+    }
+
     fn send_window(&self) -> Option<SendWindows> {
         let view = self.view?;
         let bulk_bytes = self.window_bytes;
         Some(SendWindows {
-            media_bytes: bulk_bytes + self.media_reserve_bytes(&view) + 4 * view.mtu_bytes,
+            media_bytes: bulk_bytes + self.media_reserve_bytes() + 2 * view.mtu_bytes,
             bulk_bytes,
         })
     }
@@ -368,7 +397,7 @@ mod tests {
     }
 
     #[test]
-    fn media_may_buffer_its_demand_per_rtt_and_a_frame_beyond_the_bulk_cap() {
+    fn media_may_buffer_its_largest_recent_frame_beyond_the_bulk_cap() {
         let mut b = Balancer::new(BalancerConfig::default());
         for i in 0..30 {
             b.on_frame(Duration::from_millis(i * 33), if i == 0 { 40_000 } else { 8_000 });
@@ -376,11 +405,36 @@ mod tests {
         b.observe(&view(990, 100_000, 0, 100, 50));
         let w = b.send_window().unwrap();
         assert_eq!(w.bulk_bytes, 100_000);
-        // demand 40 000 + 29 × 8 000 = 272 000 B/s × 0.1 s + largest frame 40 000 + 4 MTU.
-        assert_eq!(w.media_bytes, 100_000 + 27_200 + 40_000 + 4 * MTU);
+        // The largest frame of the last second (40 000) + 2 MTU.
+        assert_eq!(w.media_bytes, 100_000 + 40_000 + 2 * MTU);
         // A second later the frames have left the demand window (no queue: the cap stays).
         b.observe(&view(2_000, 100_000, 0, 50, 50));
-        assert_eq!(b.send_window().unwrap().media_bytes, 100_000 + 4 * MTU);
+        assert_eq!(b.send_window().unwrap().media_bytes, 100_000 + 2 * MTU);
+    }
+
+    #[test]
+    fn the_target_is_not_raised_while_our_own_media_overloads_the_path() {
+        let config = BalancerConfig::default();
+        let floor = config.min_window_packets * MTU;
+        let mut b = Balancer::new(config.clone());
+        let mut now = 0;
+        b.observe(&view(now, 1_000_000, floor, 350, 50));
+        b.window_bytes = floor;
+        for _ in 0..40 {
+            now += 350;
+            // 10 kB of frames captured per round, none acknowledged.
+            b.on_frame(Duration::from_millis(now), 10_000);
+            b.observe(&view(now, 1_000_000, floor, 350, 50));
+        }
+        assert_eq!(b.target(), config.target);
+        // Once the media is served, a queue that stays is someone else's.
+        for _ in 0..config.competition_rounds {
+            now += 350;
+            b.on_frame(Duration::from_millis(now), 10_000);
+            b.on_acked(Duration::from_millis(now), Class::Media, 30_000);
+            b.observe(&view(now, 1_000_000, floor, 350, 50));
+        }
+        assert!(b.target() > config.target, "{:?}", b.target());
     }
 
     #[test]
