@@ -268,7 +268,8 @@ pub fn write_figures(
                     .collect(),
             });
             if let Some(media) = MediaReport::of(app) {
-                deadline_ms = Some(deadline_ms.map_or(media.deadline_ms, |d| d.min(media.deadline_ms)));
+                deadline_ms =
+                    Some(deadline_ms.map_or(media.deadline_ms, |d| d.min(media.deadline_ms)));
                 for frame in &media.frames {
                     let delay = (frame.received_at - frame.captured_at).as_secs_f64() * 1e3;
                     let point = (frame.captured_at.as_secs_f64(), delay);

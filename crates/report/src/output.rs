@@ -190,7 +190,10 @@ pub fn write_all(
     })?;
     written.push(csv_path);
 
-    if runs.iter().any(|r| crate::media::has_media_or_bulk(&r.outcome)) {
+    if runs
+        .iter()
+        .any(|r| crate::media::has_media_or_bulk(&r.outcome))
+    {
         let apps_path = dir.join("apps.csv");
         crate::media::write_apps_csv(create(&apps_path)?, runs).map_err(|source| {
             OutputError::Csv {

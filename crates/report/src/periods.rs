@@ -145,13 +145,8 @@ pub fn periods(outcome: &RunOutcome, forward: &LinkConfig) -> Vec<Period> {
                     entry.late_frames = Some(late);
                     if drop {
                         let attainable = (media.bitrate_bps as f64).min(capacity_bps);
-                        entry.recovery_s = Some(recovery(
-                            &outcome.app_samples,
-                            (f, a),
-                            from,
-                            to,
-                            attainable,
-                        ));
+                        entry.recovery_s =
+                            Some(recovery(&outcome.app_samples, (f, a), from, to, attainable));
                     }
                 }
                 let key = if name_count[app.name.as_str()] > 1 {
@@ -215,8 +210,8 @@ fn recovery(
         if window < RECOVERY_WINDOW {
             continue;
         }
-        let bps = (s.delivered_bytes - series[back].delivered_bytes) as f64 * 8.0
-            / window.as_secs_f64();
+        let bps =
+            (s.delivered_bytes - series[back].delivered_bytes) as f64 * 8.0 / window.as_secs_f64();
         if bps >= RECOVERY_SHARE * attainable_bps {
             return Some((s.t - from).as_secs_f64());
         }
@@ -253,7 +248,10 @@ mod tests {
             ]
         );
         // A step after the end of the run is not a period.
-        assert_eq!(capacity_steps(&link, s(100)), vec![(s(0), s(100), 2_000_000)]);
+        assert_eq!(
+            capacity_steps(&link, s(100)),
+            vec![(s(0), s(100), 2_000_000)]
+        );
     }
 
     #[test]

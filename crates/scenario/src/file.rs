@@ -1051,7 +1051,10 @@ impl RawFlow {
             {
                 return Err(problem(
                     format!("{at}.app[{i}].start"),
-                    format!("{:?} is not before the end of the run ({run:?})", bulk.start),
+                    format!(
+                        "{:?} is not before the end of the run ({run:?})",
+                        bulk.start
+                    ),
                 ));
             }
         }

@@ -83,6 +83,10 @@ const FRAME_WINDOW: Duration = Duration::from_secs(1);
 /// serving it (acknowledgements lag captures by a round trip; frames vary in size).
 const MEDIA_SATISFIED_SHARE: f64 = 0.8;
 
+/// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
+/// a share of itself per second.
+const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;
+
 /// Headroom above the congestion window for bulk writes: what one ACK can free before the next
 /// write.
 const BULK_SLACK_PACKETS: u64 = 2;
@@ -143,7 +147,11 @@ impl Balancer {
     /// written after it) — but no more: frames that do not fit wait in the application,
     /// where a frame past its deadline can still be cancelled instead of sent.
     fn media_reserve_bytes(&self) -> u64 {
-        self.recent_frames.iter().map(|&(_, b)| b).max().unwrap_or(0)
+        self.recent_frames
+            .iter()
+            .map(|&(_, b)| b)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Whether the media gets what it offers: acknowledged media bytes over the last second
@@ -216,11 +224,16 @@ impl Balancer {
         // The rate the path delivers while it is saturated (a queue above half the target),
         // for an adaptive media source; otherwise let the source climb back.
         let delivery_bps = view.in_flight_bytes.max(used) as f64 * 8.0 / view.srtt.as_secs_f64();
-        self.media_target_bps = if queue_delay > self.target / 2 {
+        // Climbing back is gentle (SCReAM's lesson: the hard part is when to increase):
+        // MEDIA_RATE_CLIMB_PER_S of the rate per second of rounds, whatever the RTT.
+        let climb = 1.0 + MEDIA_RATE_CLIMB_PER_S * view.srtt.as_secs_f64();
+        // Against the configured target, not a raised one: the media's own queue is never
+        // a competitor's.
+        self.media_target_bps = if queue_delay > self.config.target / 2 {
             Some((delivery_bps * self.config.media_rate_share) as u64)
         } else {
             self.media_target_bps
-                .map(|bps| (bps as f64 * 1.25).max(delivery_bps * self.config.media_rate_share))
+                .map(|bps| (bps as f64 * climb).max(delivery_bps * self.config.media_rate_share))
                 .map(|bps| bps as u64)
         };
     }
@@ -312,7 +325,13 @@ mod tests {
 
     const MTU: u64 = 1200;
 
-    fn view(now_ms: u64, cwnd: u64, in_flight: u64, srtt_ms: u64, min_rtt_ms: u64) -> TransportView {
+    fn view(
+        now_ms: u64,
+        cwnd: u64,
+        in_flight: u64,
+        srtt_ms: u64,
+        min_rtt_ms: u64,
+    ) -> TransportView {
         TransportView {
             now: Duration::from_millis(now_ms),
             cwnd_bytes: cwnd,
@@ -400,7 +419,10 @@ mod tests {
     fn media_may_buffer_its_largest_recent_frame_beyond_the_bulk_cap() {
         let mut b = Balancer::new(BalancerConfig::default());
         for i in 0..30 {
-            b.on_frame(Duration::from_millis(i * 33), if i == 0 { 40_000 } else { 8_000 });
+            b.on_frame(
+                Duration::from_millis(i * 33),
+                if i == 0 { 40_000 } else { 8_000 },
+            );
         }
         b.observe(&view(990, 100_000, 0, 100, 50));
         let w = b.send_window().unwrap();

@@ -199,7 +199,9 @@ impl SchedulerSpec {
         match self {
             SchedulerSpec::RoundRobin => Box::new(RoundRobin),
             SchedulerSpec::Priority => Box::new(StrictPriority),
-            SchedulerSpec::SeedBalancer(config) => Box::new(seed::SeedBalancer::new(config.clone())),
+            SchedulerSpec::SeedBalancer(config) => {
+                Box::new(seed::SeedBalancer::new(config.clone()))
+            }
             SchedulerSpec::Balancer(config) => Box::new(balancer::Balancer::new(config.clone())),
         }
     }

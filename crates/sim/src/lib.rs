@@ -21,7 +21,9 @@ mod transport;
 pub use app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
 pub use driver::{Control, FlowApp, FlowConfig, SimConfig, SimError, run};
-pub use outcome::{AppSample, EmulatorDrops, LinkSample, FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
+pub use outcome::{
+    AppSample, EmulatorDrops, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
+};
 pub use probe::{ProbeReadings, ProbedFactory};
 pub use transport::{
     ACK_BUDGET_SHARE, ACK_PACKET_WIRE_BYTES, ACK_STALL_WORKAROUND_INITIAL_RTT,

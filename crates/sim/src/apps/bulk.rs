@@ -173,7 +173,9 @@ impl App for BulkSender {
         report.insert("written_bytes".into(), self.written_bytes.into());
         report.insert(
             "offered_bps".into(),
-            self.spec.rate_bps.map_or(serde_json::Value::Null, Into::into),
+            self.spec
+                .rate_bps
+                .map_or(serde_json::Value::Null, Into::into),
         );
         report
     }

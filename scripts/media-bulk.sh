@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 10's measurements: media + bulk on one connection, four schedulers, the three
+# media-bulk scenarios, and adaptive media. Writes OUT/<case>/ (satquic's usual outputs) and
+# OUT/table.md; copies summaries and figures to reports/media-bulk/ when OUT is that folder.
+#
+#   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; ~5 min on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-out/media-bulk}
+mkdir -p "$OUT"
+cargo build --release -p satquic --quiet
+SQ=target/release/satquic
+SCHEDULERS="none priority seed-balancer balancer"
+
+# The thesis scenario without its bulk app: offered bulk 0.
+last=$(grep -n '^\[\[flow.app\]\]$' scenarios/media-bulk-thesis.toml | tail -1 | cut -d: -f1)
+head -n $((last - 1)) scenarios/media-bulk-thesis.toml >"$OUT/media-bulk-thesis-nobulk.toml"
+grep -q 'kind = "bulk"' "$OUT/media-bulk-thesis-nobulk.toml" && { echo "failed to strip the bulk app" >&2; exit 1; }
+
+jobs=()
+run() { # case-dir scenario args...
+  local dir=$1; shift
+  jobs+=("$SQ run $* --out $OUT/$dir --quiet")
+}
+for s in $SCHEDULERS; do
+  run "thesis-0-$s" "$OUT/media-bulk-thesis-nobulk.toml" --set flow.scheduler=$s
+  for load in 0.5Mbit 2Mbit 6Mbit; do
+    run "thesis-$load-$s" media-bulk-thesis --set flow.scheduler=$s --set flow.app.1.rate=$load
+  done
+  run "geo-$s" media-bulk-geo --set flow.scheduler=$s
+  run "competing-$s" media-bulk-competing --set flow.0.scheduler=$s
+done
+run "thesis-2Mbit-balancer-adaptive" media-bulk-thesis --set flow.scheduler=balancer --set flow.app.0.adaptive=true
+run "geo-balancer-adaptive" media-bulk-geo --set flow.scheduler=balancer --set flow.app.0.adaptive=true
+printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} sh -c '{} >/dev/null'
+python3 scripts/media-bulk-table.py "$OUT" >"$OUT/table.md"
+cat "$OUT/table.md"
