@@ -1836,6 +1836,43 @@ repeat_after = "10s"
     }
 
     #[test]
+    fn schedulers_and_bulk_tables_are_checked_by_field() {
+        let text = BASE.replace(
+            "download = \"10MB\"",
+            "[[flow.app]]\nkind = \"media\"\n[[flow.app]]\nkind = \"bulk\"\nrate = \"2Mbit\"\nstart = \"10s\"",
+        );
+        let s = load(&text, &[]).unwrap();
+        assert_eq!(s.flows[0].scheduler, SchedulerSpec::RoundRobin);
+        let AppKind::Bulk(bulk) = &s.flows[0].apps[1].kind else {
+            panic!("not bulk: {:?}", s.flows[0].apps[1]);
+        };
+        assert_eq!(
+            (bulk.rate_bps, bulk.start, bulk.upload),
+            (Some(2_000_000), ms(10_000), false)
+        );
+        for name in sched::SCHEDULERS {
+            let s = load(&text, &[&format!("flow.scheduler={name}")]).unwrap();
+            assert_eq!(s.flows[0].scheduler.name(), name);
+        }
+        let s = load(&text, &["flow.app.1.rate=unlimited"]).unwrap();
+        assert!(matches!(&s.flows[0].apps[1].kind, AppKind::Bulk(b) if b.rate_bps.is_none()));
+        for (set, field, needle) in [
+            ("flow.scheduler=fifo", "flow[0].scheduler", "seed-balancer"),
+            ("flow.scheduler=3", "flow[0].scheduler", ""),
+            ("flow.app.1.rate=0Mbit", "flow[0].app[1].rate", "greater than zero"),
+            ("flow.app.1.rate=2MB", "flow[0].app[1].rate", "unlimited"),
+            ("flow.app.1.start=-1s", "flow[0].app[1].start", ""),
+            ("flow.app.1.start=1h", "flow[0].app[1].start", "not before the end"),
+            ("flow.app.1.direction=up", "flow[0].app[1].direction", "upload"),
+            ("flow.app.1.burst=3", "flow[0].app[1]", "burst"),
+            ("flow.app.0.adaptive=maybe", "flow[0].app[0].adaptive", ""),
+        ] {
+            let message = fails(&text, &[set], field);
+            assert!(message.contains(needle), "{set}: {message}");
+        }
+    }
+
+    #[test]
     fn media_tables_take_defaults_and_reject_nonsense_by_field() {
         let text = BASE.replace(
             "download = \"10MB\"",
