@@ -90,8 +90,7 @@ pub fn capacity_steps(link: &LinkConfig, end: Duration) -> Vec<(Duration, Durati
 fn delivered_at(samples: &[AppSample], flow: usize, app: usize, t: Duration) -> u64 {
     samples
         .iter()
-        .filter(|s| s.flow == flow && s.app == app && s.t <= t)
-        .next_back()
+        .rfind(|s| s.flow == flow && s.app == app && s.t <= t)
         .map_or(0, |s| s.delivered_bytes)
 }
 
@@ -111,8 +110,7 @@ pub fn periods(outcome: &RunOutcome, forward: &LinkConfig) -> Vec<Period> {
         outcome
             .link_samples
             .iter()
-            .filter(|s| s.t <= t)
-            .next_back()
+            .rfind(|s| s.t <= t)
             .map_or(0, |s| s.forward_serialized_bytes)
     };
     let mut name_count: BTreeMap<&str, usize> = BTreeMap::new();

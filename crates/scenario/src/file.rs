@@ -1859,11 +1859,23 @@ repeat_after = "10s"
         for (set, field, needle) in [
             ("flow.scheduler=fifo", "flow[0].scheduler", "seed-balancer"),
             ("flow.scheduler=3", "flow[0].scheduler", ""),
-            ("flow.app.1.rate=0Mbit", "flow[0].app[1].rate", "greater than zero"),
+            (
+                "flow.app.1.rate=0Mbit",
+                "flow[0].app[1].rate",
+                "greater than zero",
+            ),
             ("flow.app.1.rate=2MB", "flow[0].app[1].rate", "unlimited"),
             ("flow.app.1.start=-1s", "flow[0].app[1].start", ""),
-            ("flow.app.1.start=1h", "flow[0].app[1].start", "not before the end"),
-            ("flow.app.1.direction=up", "flow[0].app[1].direction", "upload"),
+            (
+                "flow.app.1.start=1h",
+                "flow[0].app[1].start",
+                "not before the end",
+            ),
+            (
+                "flow.app.1.direction=up",
+                "flow[0].app[1].direction",
+                "upload",
+            ),
             ("flow.app.1.burst=3", "flow[0].app[1]", "burst"),
             ("flow.app.0.adaptive=maybe", "flow[0].app[0].adaptive", ""),
         ] {

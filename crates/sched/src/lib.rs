@@ -163,7 +163,7 @@ pub enum SchedulerSpec {
     /// `priority`: strict priority for media.
     Priority,
     /// `seed-balancer`: the StreamBalancer of \[Ruehl2024\], as published.
-    SeedBalancer(seed::SeedBalancerConfig),
+    SeedBalancer(Box<seed::SeedBalancerConfig>),
     /// `balancer`: ours.
     Balancer(balancer::BalancerConfig),
 }
@@ -178,7 +178,7 @@ impl SchedulerSpec {
         Some(match name {
             "none" => SchedulerSpec::RoundRobin,
             "priority" => SchedulerSpec::Priority,
-            "seed-balancer" => SchedulerSpec::SeedBalancer(seed::SeedBalancerConfig::default()),
+            "seed-balancer" => SchedulerSpec::SeedBalancer(Box::default()),
             "balancer" => SchedulerSpec::Balancer(balancer::BalancerConfig::default()),
             _ => return None,
         })
@@ -200,7 +200,7 @@ impl SchedulerSpec {
             SchedulerSpec::RoundRobin => Box::new(RoundRobin),
             SchedulerSpec::Priority => Box::new(StrictPriority),
             SchedulerSpec::SeedBalancer(config) => {
-                Box::new(seed::SeedBalancer::new(config.clone()))
+                Box::new(seed::SeedBalancer::new(config.as_ref().clone()))
             }
             SchedulerSpec::Balancer(config) => Box::new(balancer::Balancer::new(config.clone())),
         }
