@@ -218,6 +218,9 @@ impl Balancer {
                 self.target = self.target.mul_f64(0.8).max(self.config.target);
             }
         }
+        if std::env::var_os("SQ_DEBUG_BAL").is_some() {
+            eprintln!("{:.2} qd {:.1} tgt {:.1} used {} W {} cwnd {} inflight {} sat {}", view.now.as_secs_f64(), queue_delay.as_secs_f64()*1e3, self.target.as_secs_f64()*1e3, used, self.window_bytes, view.cwnd_bytes, view.in_flight_bytes, self.media_satisfied());
+        }
         // Coupled to the controller: never more than its window allows out at once.
         let cwnd_cap = view.cwnd_bytes + BULK_SLACK_PACKETS * view.mtu_bytes;
         self.window_bytes = self.window_bytes.min(cwnd_cap.max(floor));

@@ -14,7 +14,8 @@
 //! - how much unacknowledged data the transport may buffer while each class writes
 //!   ([`Scheduler::send_window`]; quinn's `send_window` is shared by all streams, so without
 //!   this bulk data queued in the transport delays every media frame behind it);
-//! - which frames are past saving ([`Scheduler::frame_expiry`]);
+//! - which frames are worth starting ([`Scheduler::admit_frame`]) and which are past saving
+//!   ([`Scheduler::frame_expiry`]);
 //! - a target media bitrate for sources that adapt ([`Scheduler::media_target_bps`]).
 //!
 //! Schedulers ([`SchedulerKind`]): `none` (quinn's round robin among equal priorities),
@@ -106,6 +107,14 @@ pub trait Scheduler: Send + std::fmt::Debug {
     /// late.
     fn frame_expiry(&self) -> Option<Duration> {
         None
+    }
+
+    /// Whether a frame captured `age` ago, of `bytes`, due `deadline` after capture, should
+    /// start to be sent at all: a frame that cannot arrive in time only delays the next ones
+    /// (and its bytes are wasted when it is cancelled half-sent). Asked once per frame, before
+    /// its stream is opened; a frame refused is dropped at the source.
+    fn admit_frame(&self, _age: Duration, _bytes: u64, _deadline: Duration) -> bool {
+        true
     }
 
     /// The bitrate an adaptive media source should aim for now, bit/s; `None` when this
