@@ -8,8 +8,14 @@
 //! receiver verifies data by offset even when it reads out of order, and [`ReceivedRanges`]
 //! tracks what arrived.
 //!
+//! The media application's streams ([`media`]): one stream per frame, a 20-byte header then
+//! pattern bytes; the synthetic video source's frame sizes; and the per-frame records and
+//! delay percentiles its receivers report, so the simulator's and the real-time endpoints
+//! send and measure the same way.
+//!
 //! No QUIC stack here: this crate is the format, not an endpoint.
 
+pub mod media;
 pub mod pattern;
 mod ranges;
 

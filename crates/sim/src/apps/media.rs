@@ -1,19 +1,19 @@
 //! The media application: synthetic real-time video, one QUIC unidirectional stream per frame
 //! (as in \[Ruehl2024\]), from the sender half to the receiver half.
 //!
-//! Frames leave every 1/fps from the handshake on. Sizes follow a simple video model in the
-//! spirit of RFC 8593: a keyframe every `keyframe_interval` frames, `keyframe_ratio` times the
-//! size of a P-frame, each size scaled by a uniform jitter of ±`jitter`, with the P-frame size
-//! chosen so the mean rate is the target bitrate. Each frame starts with a header — sequence
-//! number, capture time, size — followed by [`perfwire::pattern`] bytes, which the receiver
-//! verifies. The receiver records each frame's one-way delay (capture → last byte) and counts
-//! frames later than the deadline.
+//! Frames leave every 1/fps from the handshake on. Sizes follow
+//! [`perfwire::media::VideoModel`] (keyframes, jitter, the mean at the target bitrate). Each
+//! frame starts with a [`FrameHeader`] — sequence number, capture time, size — followed by
+//! [`perfwire::pattern`] bytes, which the receiver verifies (the format is `perfwire::media`'s,
+//! shared with the real-time endpoints). The receiver records each frame's one-way delay
+//! (capture → last byte) and counts frames later than the deadline.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
 use netsim::Uniform;
+use perfwire::media::{FrameHeader, VideoModel};
 use perfwire::{ReceivedRanges, pattern};
 use quinn_proto::{Connection, Dir, ReadError, ReadableError, StreamId, VarInt, WriteError};
 use sched::Class;
@@ -24,8 +24,7 @@ use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 /// [`AppSpec::kind`] of the media application.
 pub const KIND: &str = "media";
 
-/// Bytes of the frame header: sequence number (8), capture time in ns (8), frame size (4).
-pub const FRAME_HEADER_BYTES: u64 = 20;
+pub use perfwire::media::{DelayPercentiles, FRAME_EXPIRED, FRAME_HEADER_BYTES, FrameRecord};
 
 /// Largest chunk handed to quinn per write.
 const WRITE_CHUNK_BYTES: usize = 32 * 1024;
@@ -57,9 +56,6 @@ pub struct MediaSpec {
 /// The lowest rate an adaptive source goes down to, as a share of its nominal rate.
 pub const MIN_BITRATE_SHARE: f64 = 0.1;
 
-/// Error code of a frame stream reset because the frame cannot arrive in time.
-pub const FRAME_EXPIRED: u32 = 0x4c41; // "LA": late
-
 impl MediaSpec {
     /// The size of frame `seq` at the nominal bitrate, bytes (at least a header and one
     /// payload byte).
@@ -70,16 +66,18 @@ impl MediaSpec {
 
     /// The size of frame `seq` when the encoder runs at `bitrate_bps`.
     fn frame_bytes_at(&self, seq: u64, bitrate_bps: u64, rng: &mut Uniform) -> u64 {
-        let interval = f64::from(self.keyframe_interval.max(1));
-        let mean = bitrate_bps as f64 / 8.0 / f64::from(self.fps);
-        let p_frame = mean * interval / (interval - 1.0 + self.keyframe_ratio);
-        let base = if seq.is_multiple_of(u64::from(self.keyframe_interval.max(1))) {
-            p_frame * self.keyframe_ratio
-        } else {
-            p_frame
-        };
-        let factor = 1.0 + self.jitter * (2.0 * rng.next_f64() - 1.0);
-        ((base * factor).round() as u64).max(FRAME_HEADER_BYTES + 1)
+        self.video_model()
+            .frame_bytes(seq, bitrate_bps, rng.next_f64())
+    }
+
+    /// The source's frame-size model (shared with the real-time media sender).
+    pub fn video_model(&self) -> VideoModel {
+        VideoModel {
+            fps: self.fps,
+            keyframe_interval: self.keyframe_interval,
+            keyframe_ratio: self.keyframe_ratio,
+            jitter: self.jitter,
+        }
     }
 }
 
@@ -101,51 +99,6 @@ impl AppSpec for MediaSpec {
             Role::Client => (sender, receiver),
         }
     }
-}
-
-/// Frame delay percentiles, milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct DelayPercentiles {
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// Largest.
-    pub max: f64,
-}
-
-impl DelayPercentiles {
-    /// Nearest-rank percentiles of `delays_ms` (all zero when empty).
-    pub fn of(delays_ms: &[f64]) -> DelayPercentiles {
-        if delays_ms.is_empty() {
-            return DelayPercentiles::default();
-        }
-        let mut sorted = delays_ms.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let rank =
-            |p: f64| sorted[((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
-        DelayPercentiles {
-            p50: rank(0.50),
-            p95: rank(0.95),
-            p99: rank(0.99),
-            max: sorted[sorted.len() - 1],
-        }
-    }
-}
-
-/// One delivered frame.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct FrameRecord {
-    /// Sequence number.
-    pub seq: u64,
-    /// Capture time, since the start of the run.
-    pub captured_at: Duration,
-    /// Last byte received, since the start of the run.
-    pub received_at: Duration,
-    /// Frame size, bytes.
-    pub bytes: u64,
 }
 
 /// The media application's measurements, as its [`AppOutcome::report`] carries them.
@@ -241,7 +194,7 @@ impl MediaSender {
 
     fn capture_time(&self, seq: u64) -> Option<Duration> {
         let start = self.started_at?;
-        Some(start + Duration::from_secs_f64(seq as f64 / f64::from(self.spec.fps)))
+        Some(start + self.spec.video_model().capture_offset(seq))
     }
 }
 
@@ -359,15 +312,17 @@ impl App for MediaSender {
                 .send_stream(id)
                 .set_priority(scheduler.priority(Class::Media));
             self.waiting.remove(0);
-            let mut header = Vec::with_capacity(FRAME_HEADER_BYTES as usize);
-            header.extend_from_slice(&seq.to_be_bytes());
-            header.extend_from_slice(&(at.as_nanos() as u64).to_be_bytes());
-            header.extend_from_slice(&(size as u32).to_be_bytes());
+            let header = FrameHeader {
+                seq,
+                captured_at: at,
+                size_bytes: size as u32,
+            }
+            .encode();
             self.writing.push(FrameWriter {
                 id,
                 captured_at: at,
                 bytes: size,
-                header: Some(Bytes::from(header)),
+                header: Some(Bytes::copy_from_slice(&header)),
                 offset: 0,
                 payload_bytes: size - FRAME_HEADER_BYTES,
                 finished: false,
@@ -434,12 +389,8 @@ impl FrameReader {
     /// (seq, capture time, size) once the header is in.
     fn header(&self) -> Option<(u64, Duration, u64)> {
         (self.header_received == FRAME_HEADER_BYTES).then(|| {
-            let word = |range: std::ops::Range<usize>| {
-                let mut bytes = [0u8; 8];
-                bytes[8 - range.len()..].copy_from_slice(&self.header[range]);
-                u64::from_be_bytes(bytes)
-            };
-            (word(0..8), Duration::from_nanos(word(8..16)), word(16..20))
+            let header = FrameHeader::decode(&self.header);
+            (header.seq, header.captured_at, u64::from(header.size_bytes))
         })
     }
 }
@@ -620,13 +571,5 @@ mod tests {
             .map(|seq| jittery.frame_bytes(seq, &mut rng))
             .sum();
         assert!((total as f64 - 5e7).abs() < 5e7 * 0.01, "{total}");
-    }
-
-    #[test]
-    fn percentiles_are_nearest_rank() {
-        let delays: Vec<f64> = (1..=100).map(f64::from).collect();
-        let p = DelayPercentiles::of(&delays);
-        assert_eq!((p.p50, p.p95, p.p99, p.max), (50.0, 95.0, 99.0, 100.0));
-        assert_eq!(DelayPercentiles::of(&[]), DelayPercentiles::default());
     }
 }
