@@ -33,9 +33,9 @@ use crate::determinism::{FrozenClock, SeededCidGenerator, reset_key, seed_bytes,
 use crate::outcome::{
     AppSample, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
 };
-use crate::probe::{ProbeReadings, ProbedFactory};
 use crate::tls::{self, Identity, TlsError};
 use crate::transport::TransportSettings;
+use probe::{ProbeReadings, ProbedFactory};
 
 /// Steps allowed at one instant before the run is declared livelocked.
 const MAX_STEPS_AT_ONE_INSTANT: u64 = 1_000_000;

@@ -14,7 +14,6 @@ pub mod apps;
 mod determinism;
 mod driver;
 mod outcome;
-mod probe;
 pub mod tls;
 mod transport;
 
