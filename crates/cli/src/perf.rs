@@ -175,6 +175,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         )?),
         log_dir: args.log_dir.clone(),
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
+        session_epoch: None,
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {

@@ -7,8 +7,10 @@
 //! [`pump`].
 
 pub mod accuracy;
+pub mod apps;
 pub mod ipnet;
 pub mod perf;
 pub mod pump;
 pub mod relay;
+pub mod session;
 pub mod sockbuf;

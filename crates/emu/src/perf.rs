@@ -50,6 +50,9 @@ pub enum PerfError {
         /// Its length.
         len: usize,
     },
+    /// A media/bulk session was refused or broke its protocol ([`crate::session`]).
+    #[error("session: {0}")]
+    Session(String),
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PerfError {
@@ -61,8 +64,17 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Transport settings shared by both ends: the controller and flow-control windows large
-/// enough for satellite BDPs.
+/// `controller` wrapped so that each connection's bytes in flight can be read
+/// ([`probe::readings_of`]): what a media/bulk session's scheduler needs. Every transport
+/// satquic builds for quinn goes through this.
+pub fn probed(
+    controller: Arc<dyn ControllerFactory + Send + Sync>,
+) -> Arc<dyn ControllerFactory + Send + Sync> {
+    Arc::new(probe::ProbedFactory::per_connection(controller))
+}
+
+/// Transport settings shared by both ends: the controller (probed, see [`probed`]) and
+/// flow-control windows large enough for satellite BDPs.
 pub fn transport(
     controller: Arc<dyn ControllerFactory + Send + Sync>,
     window_bytes: u64,
@@ -77,7 +89,7 @@ pub fn transport(
                 .try_into()
                 .expect("30 s is a valid idle timeout"),
         ))
-        .congestion_controller_factory(controller);
+        .congestion_controller_factory(probed(controller));
     t
 }
 
@@ -122,6 +134,9 @@ pub struct ServerOptions {
     /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]); at least
     /// [`crate::sockbuf::MIN_SOCKET_BUFFER_BYTES`].
     pub socket_buffer_bytes: usize,
+    /// The clock media/bulk sessions share with their clients when both run in this process
+    /// (see [`crate::session`]); `None` for a server on its own.
+    pub session_epoch: Option<Instant>,
 }
 
 /// One sample of a server-side connection (the data sender), every 100 ms.
@@ -146,11 +161,13 @@ pub struct TracePoint {
 /// Server-side traces of all connections, in accept order.
 pub type Traces = Arc<std::sync::Mutex<Vec<Vec<TracePoint>>>>;
 
-/// A running server.
+/// A running server: perf (ALPN "perf") and media/bulk sessions (ALPN
+/// [`perfwire::session::ALPN`]) on one socket.
 pub struct Server {
     endpoint: Endpoint,
     task: tokio::task::JoinHandle<()>,
     traces: Traces,
+    sessions: crate::session::Sessions,
 }
 
 impl Server {
@@ -163,7 +180,7 @@ impl Server {
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .map_err(|e| PerfError::Tls(e.to_string()))?;
-        tls.alpn_protocols = vec![perfwire::ALPN.to_vec()];
+        tls.alpn_protocols = vec![perfwire::ALPN.to_vec(), perfwire::session::ALPN.to_vec()];
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         config.transport_config(options.transport);
@@ -183,13 +200,16 @@ impl Server {
         let accepting = endpoint.clone();
         let log_dir = options.log_dir;
         let traces: Traces = Arc::default();
+        let sessions = crate::session::Sessions::default();
         let started = Instant::now();
         let all = traces.clone();
+        let (kept, session_epoch) = (sessions.clone(), options.session_epoch);
         let task = tokio::spawn(async move {
             let mut next_id = 0u64;
             while let Some(incoming) = accepting.accept().await {
                 next_id += 1;
-                let (id, log_dir, all) = (next_id, log_dir.clone(), all.clone());
+                let (id, log_dir, all, kept) =
+                    (next_id, log_dir.clone(), all.clone(), kept.clone());
                 tokio::spawn(async move {
                     // A failed or vanished client ends its own task only.
                     if let Ok(connection) = incoming.await {
@@ -198,7 +218,16 @@ impl Server {
                             all.push(Vec::new());
                             all.len() - 1
                         };
-                        serve_connection(connection, id, log_dir, (all, slot, started)).await;
+                        let logger =
+                            log_connection(connection.clone(), id, log_dir, (all, slot, started));
+                        if negotiated_alpn(&connection).as_deref() == Some(perfwire::session::ALPN)
+                        {
+                            let session = crate::session::serve(connection, session_epoch).await;
+                            crate::session::keep(&kept, session);
+                        } else {
+                            serve_perf(connection).await;
+                        }
+                        let _ = logger.await;
                     }
                 });
             }
@@ -207,6 +236,7 @@ impl Server {
             endpoint,
             task,
             traces,
+            sessions,
         })
     }
 
@@ -218,6 +248,12 @@ impl Server {
     /// Server-side traces of every connection so far, in accept order.
     pub fn traces(&self) -> Vec<Vec<TracePoint>> {
         self.traces.lock().expect("no poisoning").clone()
+    }
+
+    /// Media/bulk sessions that ended so far, in the order they ended (the first
+    /// [`crate::session::MAX_KEPT_SESSIONS`]).
+    pub fn sessions(&self) -> Vec<crate::session::ServerSession> {
+        self.sessions.lock().expect("no poisoning").clone()
     }
 
     /// Open connections right now.
@@ -242,14 +278,24 @@ struct LogLine {
     lost_packets: u64,
 }
 
-async fn serve_connection(
+/// The ALPN the client and server agreed on.
+fn negotiated_alpn(connection: &quinn::Connection) -> Option<Vec<u8>> {
+    connection
+        .handshake_data()?
+        .downcast::<quinn::crypto::rustls::HandshakeData>()
+        .ok()?
+        .protocol
+}
+
+/// Samples the connection (the server is the data sender) every [`LOG_INTERVAL`] until it
+/// closes: into `traces[slot]`, and as JSON lines into `log_dir` if given.
+fn log_connection(
     connection: quinn::Connection,
     id: u64,
     log_dir: Option<PathBuf>,
     (traces, slot, server_start): (Traces, usize, Instant),
-) {
-    let logger = {
-        let connection = connection.clone();
+) -> tokio::task::JoinHandle<()> {
+    {
         tokio::spawn(async move {
             use std::io::Write as _;
             let mut file = log_dir.and_then(|dir| {
@@ -287,11 +333,14 @@ async fn serve_connection(
                 tokio::time::sleep(LOG_INTERVAL).await;
             }
         })
-    };
+    }
+}
+
+/// The perf protocol: every bidirectional stream is a request.
+async fn serve_perf(connection: quinn::Connection) {
     while let Ok((send, recv)) = connection.accept_bi().await {
         tokio::spawn(serve_stream(send, recv));
     }
-    let _ = logger.await;
 }
 
 async fn serve_stream(mut send: quinn::SendStream, mut recv: quinn::RecvStream) {
@@ -456,11 +505,16 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnything {
     }
 }
 
-fn client_config(options: &ClientOptions) -> Result<quinn::ClientConfig, PerfError> {
+/// A client configuration offering `alpn`.
+pub(crate) fn client_config(
+    trust: &Trust,
+    transport: Arc<TransportConfig>,
+    alpn: &[u8],
+) -> Result<quinn::ClientConfig, PerfError> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| PerfError::Tls(e.to_string()))?;
-    let mut tls = match &options.trust {
+    let mut tls = match trust {
         Trust::Roots(roots) => {
             let mut store = rustls::RootCertStore::empty();
             for r in roots {
@@ -475,11 +529,37 @@ fn client_config(options: &ClientOptions) -> Result<quinn::ClientConfig, PerfErr
             .with_custom_certificate_verifier(Arc::new(AcceptAnything(provider())))
             .with_no_client_auth(),
     };
-    tls.alpn_protocols = vec![perfwire::ALPN.to_vec()];
+    tls.alpn_protocols = vec![alpn.to_vec()];
     let crypto = QuicClientConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
-    config.transport_config(options.transport.clone());
+    config.transport_config(transport);
     Ok(config)
+}
+
+/// A client endpoint on a fresh UDP socket of `server`'s address family.
+pub(crate) fn client_endpoint(
+    server: SocketAddr,
+    socket_buffer_bytes: usize,
+    config: quinn::ClientConfig,
+) -> Result<Endpoint, PerfError> {
+    let bind: SocketAddr = if server.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()
+    .expect("valid");
+    let socket = std::net::UdpSocket::bind(bind).map_err(io("binding the client socket"))?;
+    crate::sockbuf::size_or_warn(&socket, socket_buffer_bytes, "perf client socket");
+    let mut endpoint = Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )
+    .map_err(io("binding the client socket"))?;
+    endpoint.set_default_client_config(config);
+    Ok(endpoint)
 }
 
 /// One request on an open connection, as measured by the client.
@@ -591,23 +671,11 @@ pub async fn get(
     options: ClientOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<ClientReport, PerfError> {
-    let bind: SocketAddr = if options.server.is_ipv4() {
-        "0.0.0.0:0"
-    } else {
-        "[::]:0"
-    }
-    .parse()
-    .expect("valid");
-    let socket = std::net::UdpSocket::bind(bind).map_err(io("binding the client socket"))?;
-    crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf client socket");
-    let mut endpoint = Endpoint::new(
-        quinn::EndpointConfig::default(),
-        None,
-        socket,
-        Arc::new(quinn::TokioRuntime),
-    )
-    .map_err(io("binding the client socket"))?;
-    endpoint.set_default_client_config(client_config(&options)?);
+    let endpoint = client_endpoint(
+        options.server,
+        options.socket_buffer_bytes,
+        client_config(&options.trust, options.transport.clone(), perfwire::ALPN)?,
+    )?;
     let started = Instant::now();
     let connection = endpoint
         .connect(options.server, &options.server_name)

@@ -49,6 +49,9 @@ pub struct PumpStats {
     /// Bottleneck occupancy every [`QUEUE_SAMPLE_INTERVAL`]: (time, forward bytes, return
     /// bytes).
     pub queue_samples: Vec<(Duration, u64, u64)>,
+    /// Bytes the forward bottleneck had serialized, every [`QUEUE_SAMPLE_INTERVAL`]: (time,
+    /// bytes). Utilization over any stretch of the run, as the simulator's link samples.
+    pub forward_serialized: Vec<(Duration, u64)>,
 }
 
 impl Default for PumpStats {
@@ -59,6 +62,7 @@ impl Default for PumpStats {
             lateness_us: Histogram::new(3).expect("3 significant digits is valid"),
             flows: Vec::new(),
             queue_samples: Vec::new(),
+            forward_serialized: Vec::new(),
         }
     }
 }
@@ -142,6 +146,11 @@ pub fn run(
             let forward = path.queue_bytes(Direction::Forward, latest);
             let back = path.queue_bytes(Direction::Return, latest);
             stats.queue_samples.push((next_queue_sample, forward, back));
+            // Read after queue_bytes, which counts what finished serializing by `latest`.
+            let serialized = path.link_stats(Direction::Forward).serialized_bytes;
+            stats
+                .forward_serialized
+                .push((next_queue_sample, serialized));
             next_queue_sample += QUEUE_SAMPLE_INTERVAL;
         }
         if last_published.elapsed() >= PUBLISH_EVERY {

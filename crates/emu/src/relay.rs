@@ -118,6 +118,9 @@ pub struct RelayStats {
     /// Bottleneck occupancy every [`pump::QUEUE_SAMPLE_INTERVAL`]: (time since start, forward
     /// bytes, return bytes).
     pub queue_samples: Vec<(Duration, u64, u64)>,
+    /// Bytes the forward bottleneck had serialized every [`pump::QUEUE_SAMPLE_INTERVAL`]:
+    /// (time since start, bytes).
+    pub forward_serialized: Vec<(Duration, u64)>,
 }
 
 struct Client {
@@ -148,8 +151,16 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// Binds the listen socket and starts relaying.
+    /// Binds the listen socket and starts relaying; the model's time zero (its rate schedule,
+    /// its samples) is now.
     pub fn start(config: RelayConfig) -> io::Result<Relay> {
+        Self::start_at(config, Instant::now())
+    }
+
+    /// Like [`Relay::start`] with the model's time zero at `epoch` (not in the future): lets
+    /// the endpoints of a run share the path's clock, e.g. to schedule flows and measure frame
+    /// delays in the same time as the capacity schedule.
+    pub fn start_at(config: RelayConfig, epoch: Instant) -> io::Result<Relay> {
         let invalid =
             |e: netsim::ConfigError| io::Error::new(io::ErrorKind::InvalidInput, e.to_string());
         let path: Path<Vec<u8>> = Path::new(
@@ -180,7 +191,7 @@ impl Relay {
         });
         let (tx, rx) = mpsc::sync_channel::<Arrival>(HANDOFF_CAPACITY);
         let clients: Arc<Mutex<Vec<Client>>> = Arc::new(Mutex::new(Vec::new()));
-        let start = Instant::now();
+        let start = epoch.min(Instant::now());
         let mut threads = Vec::new();
         {
             let (listen, shared, clients, tx) =
@@ -248,6 +259,7 @@ impl Relay {
             lateness_us: published.lateness_us,
             flows: published.flows,
             queue_samples: published.queue_samples,
+            forward_serialized: published.forward_serialized,
         }
     }
 

@@ -67,6 +67,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         transport: Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 8 << 20)),
         log_dir: None,
         socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
+        session_epoch: None,
     })
     .unwrap();
     let address = server.local_addr().unwrap();

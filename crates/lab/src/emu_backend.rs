@@ -117,6 +117,7 @@ pub fn run(
                 transport: Arc::new(settings.to_quinn(true, controller.factory.clone())),
                 log_dir: None,
                 socket_buffer_bytes,
+                session_epoch: None,
             })?);
         }
         let mut flow_upstreams = Vec::new();

@@ -11,13 +11,15 @@
 //! The media application's streams ([`media`]): one stream per frame, a 20-byte header then
 //! pattern bytes; the synthetic video source's frame sizes; and the per-frame records and
 //! delay percentiles its receivers report, so the simulator's and the real-time endpoints
-//! send and measure the same way.
+//! send and measure the same way. A real-time client asks a server for media and bulk on one
+//! connection through [`session`] (its own ALPN, next to perf's).
 //!
 //! No QUIC stack here: this crate is the format, not an endpoint.
 
 pub mod media;
 pub mod pattern;
 mod ranges;
+pub mod session;
 
 pub use ranges::ReceivedRanges;
 

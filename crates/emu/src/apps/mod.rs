@@ -1,0 +1,431 @@
+//! Media and bulk applications on one real quinn connection, shared through a `sched`
+//! scheduler: the real-time halves of the simulator's `sim::apps::{media, bulk}`.
+//!
+//! quinn hides quinn-proto's connection behind async streams, so these halves cannot run the
+//! simulator's code; they follow the same steps in the same order instead. One task per
+//! connection end drives everything this end sends, each step exactly as the simulator's
+//! driver does it: [`Scheduler::observe`] with a [`TransportView`] read from the connection
+//! (window, bytes in flight from the [`probe`], RTTs, MTU), then each sending application in
+//! session order — media (rate signal, capture, expiry, acknowledged frames, admission, one
+//! stream per frame, oldest first) and bulk (allowance, send window) — writing only what quinn
+//! takes without waiting. A step runs after every ACK frame (the probe's hook), at every
+//! capture time and scheduler or source wake-up, and at least every [`MAX_STEP_GAP`].
+//!
+//! Receivers are tasks per stream: a media frame's delay is the arrival of its last byte minus
+//! its capture time, both on this end's clock (the sender's capture times are mapped through
+//! the session's clock offset, see [`crate::session`]); bulk bytes are verified against the
+//! pattern and counted in order. Every [`SAMPLE_INTERVAL`] the end records each
+//! application's in-order bytes, as the simulator's application samples.
+
+mod bulk;
+mod media;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use perfwire::media::FrameRecord;
+use perfwire::session::{AppParams, Sender, SentSummary, SessionApp};
+use sched::{Scheduler, SchedulerSpec, TransportView};
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+
+/// Longest time between two sender steps when nothing else wakes the sender.
+pub const MAX_STEP_GAP: Duration = Duration::from_millis(5);
+
+/// Period of the per-application byte samples (the simulator's default sample interval).
+pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Most frames a media receiver records one by one (beyond, frames are counted only): bounds
+/// memory on long sessions (2²⁰ frames are 9.7 h at 30 fps).
+pub const MAX_FRAME_RECORDS: usize = 1 << 20;
+
+/// Per-application bytes received in order at each sample time.
+pub type Samples = Vec<(Duration, Vec<u64>)>;
+
+/// One end's part in a session.
+#[derive(Debug, Clone)]
+pub struct EndConfig {
+    /// Which end this is.
+    pub side: Sender,
+    /// The session's applications, in order.
+    pub apps: Vec<SessionApp>,
+    /// How this end's sending applications share the connection.
+    pub scheduler: SchedulerSpec,
+    /// This end's clock zero: capture times, arrivals, start times and samples count from it.
+    pub epoch: Instant,
+}
+
+/// What one application did at this end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppEnd {
+    /// This end sent it.
+    Sent(SentSummary),
+    /// This end received it.
+    Received(Received),
+}
+
+/// What a receiving half measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Received {
+    /// Application bytes received in order (media: bytes of complete frames).
+    pub received_bytes: u64,
+    /// Media: every complete frame in arrival order, capture times on this end's clock (at
+    /// most [`MAX_FRAME_RECORDS`]).
+    pub frames: Vec<FrameRecord>,
+    /// Media: frames completed (also those beyond the records).
+    pub frames_received: u64,
+}
+
+/// What one end of a session did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndReport {
+    /// Per application, in session order.
+    pub apps: Vec<AppEnd>,
+    /// Every [`SAMPLE_INTERVAL`] on this end's clock: each application's in-order bytes
+    /// received here (0 for those this end sends).
+    pub samples: Samples,
+    /// The first failure (corrupt data, a protocol violation by the peer), if any.
+    pub error: Option<String>,
+}
+
+/// Why an end could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndError {
+    /// The session names applications this end cannot run together.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// State shared by an end's tasks.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Per application: bytes received in order here.
+    received: Vec<AtomicU64>,
+    /// Per application: frames received here (media).
+    frames: Vec<Mutex<media::Frames>>,
+    /// The first failure.
+    error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn fail(&self, message: String) {
+        let mut error = self.error.lock().expect("no poisoning");
+        error.get_or_insert(message);
+    }
+}
+
+/// A running end: its tasks and what they share.
+pub struct End {
+    config: EndConfig,
+    shared: Arc<Shared>,
+    stop_sending: watch::Sender<bool>,
+    sender: Option<JoinHandle<Vec<(usize, SentSummary)>>>,
+    /// What the senders did, once stopped.
+    sent: Option<Vec<SentSummary>>,
+    receivers: Vec<JoinHandle<()>>,
+    sampler: JoinHandle<()>,
+    samples: Arc<Mutex<Samples>>,
+}
+
+impl End {
+    /// Starts this end's halves on `connection`: a sender task if this end sends anything,
+    /// receivers for what it receives, the sampler.
+    ///
+    /// A bidirectional stream the peer opens goes to the first bulk application this end
+    /// receives that has none yet; every unidirectional stream to the first media application
+    /// it receives (the simulator routes streams the same way).
+    pub fn start(connection: quinn::Connection, config: EndConfig) -> Result<End, EndError> {
+        let count = config.apps.len();
+        let shared = Arc::new(Shared {
+            received: (0..count).map(|_| AtomicU64::new(0)).collect(),
+            frames: (0..count).map(|_| Mutex::default()).collect(),
+            error: Mutex::new(None),
+        });
+        let receiving: Vec<(usize, &SessionApp)> = config
+            .apps
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.sender != config.side)
+            .collect();
+        let media_receiver = receiving
+            .iter()
+            .find(|(_, a)| matches!(a.params, AppParams::Media(_)))
+            .map(|&(i, _)| i);
+        let bulk_receivers: Vec<usize> = receiving
+            .iter()
+            .filter(|(_, a)| matches!(a.params, AppParams::Bulk(_)))
+            .map(|&(i, _)| i)
+            .collect();
+        let mut receivers = Vec::new();
+        if let Some(index) = media_receiver {
+            receivers.push(tokio::spawn(media::receive(
+                connection.clone(),
+                index,
+                shared.clone(),
+                config.epoch,
+            )));
+        }
+        if !bulk_receivers.is_empty() {
+            receivers.push(tokio::spawn(bulk::receive(
+                connection.clone(),
+                bulk_receivers,
+                shared.clone(),
+            )));
+        }
+        let (stop_sending, stop_rx) = watch::channel(false);
+        let sending: Vec<(usize, SessionApp)> = config
+            .apps
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.sender == config.side)
+            .map(|(i, a)| (i, *a))
+            .collect();
+        let sender = (!sending.is_empty()).then(|| {
+            tokio::spawn(send_loop(
+                connection.clone(),
+                sending,
+                config.scheduler.build(),
+                config.epoch,
+                stop_rx,
+            ))
+        });
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let sampler = tokio::spawn(sample_loop(shared.clone(), samples.clone(), config.epoch));
+        Ok(End {
+            config,
+            shared,
+            stop_sending,
+            sender,
+            sent: None,
+            receivers,
+            sampler,
+            samples,
+        })
+    }
+
+    /// Stops the senders (nothing more is captured or written) and returns what they did, per
+    /// application in session order (default for those this end receives).
+    pub async fn stop_sending(&mut self) -> Vec<SentSummary> {
+        if let Some(sent) = &self.sent {
+            return sent.clone();
+        }
+        let _ = self.stop_sending.send(true);
+        let mut out = vec![SentSummary::default(); self.config.apps.len()];
+        if let Some(task) = self.sender.take()
+            && let Ok(sent) = task.await
+        {
+            for (index, summary) in sent {
+                out[index] = summary;
+            }
+        }
+        self.sent = Some(out.clone());
+        out
+    }
+
+    /// Stops everything and reports. `peer_to_mine` maps the peer's capture times to this
+    /// end's clock: this end's time = the peer's + `peer_to_mine` (signed nanoseconds).
+    pub async fn finish(mut self, peer_to_mine_ns: i64) -> EndReport {
+        let sent = self.stop_sending().await;
+        self.sampler.abort();
+        for task in &self.receivers {
+            task.abort();
+        }
+        for task in self.receivers.drain(..) {
+            let _ = task.await;
+        }
+        let mut apps = Vec::with_capacity(self.config.apps.len());
+        for (index, app) in self.config.apps.iter().enumerate() {
+            if app.sender == self.config.side {
+                apps.push(AppEnd::Sent(sent[index]));
+                continue;
+            }
+            let frames =
+                std::mem::take(&mut *self.shared.frames[index].lock().expect("no poisoning"));
+            apps.push(AppEnd::Received(Received {
+                received_bytes: self.shared.received[index].load(Ordering::Relaxed),
+                frames_received: frames.count,
+                frames: frames
+                    .records
+                    .iter()
+                    .map(|raw| raw.on_my_clock(peer_to_mine_ns))
+                    .collect(),
+            }));
+        }
+        let samples = std::mem::take(&mut *self.samples.lock().expect("no poisoning"));
+        let error = self.shared.error.lock().expect("no poisoning").clone();
+        EndReport {
+            apps,
+            samples,
+            error,
+        }
+    }
+
+    /// The first failure so far, if any.
+    pub fn error(&self) -> Option<String> {
+        self.shared.error.lock().expect("no poisoning").clone()
+    }
+}
+
+impl Drop for End {
+    fn drop(&mut self) {
+        if let Some(task) = &self.sender {
+            task.abort();
+        }
+        for task in &self.receivers {
+            task.abort();
+        }
+        self.sampler.abort();
+    }
+}
+
+/// Records each application's in-order bytes every [`SAMPLE_INTERVAL`] of `epoch`'s clock.
+async fn sample_loop(shared: Arc<Shared>, samples: Arc<Mutex<Samples>>, epoch: Instant) {
+    let first = (epoch.elapsed().as_nanos() / SAMPLE_INTERVAL.as_nanos() + 1) as u32;
+    let mut tick = SAMPLE_INTERVAL * first;
+    loop {
+        tokio::time::sleep_until((epoch + tick).into()).await;
+        let row: Vec<u64> = shared
+            .received
+            .iter()
+            .map(|r| r.load(Ordering::Relaxed))
+            .collect();
+        samples.lock().expect("no poisoning").push((tick, row));
+        tick += SAMPLE_INTERVAL;
+    }
+}
+
+/// What a sending half needs at one step.
+struct Cx<'a> {
+    connection: &'a quinn::Connection,
+    now: Duration,
+    scheduler: &'a mut dyn Scheduler,
+}
+
+/// A sending half.
+enum SendingApp {
+    Media(media::MediaSender),
+    Bulk(bulk::BulkSender),
+}
+
+impl SendingApp {
+    /// Writes what quinn takes now; never waits on the transport.
+    fn step(&mut self, cx: &mut Cx<'_>) {
+        match self {
+            SendingApp::Media(m) => m.step(cx),
+            SendingApp::Bulk(b) => b.step(cx),
+        }
+    }
+
+    fn wakeup(&self) -> Option<Duration> {
+        match self {
+            SendingApp::Media(m) => m.wakeup(),
+            SendingApp::Bulk(b) => b.wakeup(),
+        }
+    }
+
+    fn summary(&self) -> SentSummary {
+        match self {
+            SendingApp::Media(m) => m.summary(),
+            SendingApp::Bulk(b) => b.summary(),
+        }
+    }
+}
+
+/// The transport state the scheduler sees, read from the connection at `now`.
+fn transport_view(
+    connection: &quinn::Connection,
+    probe: Option<&probe::ProbeReadings>,
+    now: Duration,
+) -> TransportView {
+    let path = connection.stats().path;
+    TransportView {
+        now,
+        cwnd_bytes: path.cwnd,
+        // Without a probe (a controller not wrapped in one), assume the window is full.
+        in_flight_bytes: probe.map_or(path.cwnd, |p| p.in_flight_bytes()),
+        srtt: path.rtt,
+        min_rtt: path.min_rtt,
+        mtu_bytes: u64::from(path.current_mtu),
+    }
+}
+
+/// The sender task: observe, then each sending application in order, until stopped or the
+/// connection ends.
+async fn send_loop(
+    connection: quinn::Connection,
+    apps: Vec<(usize, SessionApp)>,
+    mut scheduler: Box<dyn Scheduler>,
+    epoch: Instant,
+    mut stop: watch::Receiver<bool>,
+) -> Vec<(usize, SentSummary)> {
+    let wake = Arc::new(Notify::new());
+    let probe = probe::readings_of(connection.congestion_state());
+    if let Some(probe) = &probe {
+        let wake = wake.clone();
+        probe.set_ack_hook(Box::new(move || wake.notify_one()));
+    }
+    let mut halves: Vec<(usize, SendingApp)> = apps
+        .into_iter()
+        .map(|(index, app)| {
+            let half = match app.params {
+                AppParams::Media(params) => SendingApp::Media(media::MediaSender::new(params)),
+                AppParams::Bulk(params) => SendingApp::Bulk(bulk::BulkSender::new(params)),
+            };
+            (index, half)
+        })
+        .collect();
+    // The session has started: the simulator's halves start at the handshake, ours here.
+    let started = epoch.elapsed();
+    for (_, half) in &mut halves {
+        if let SendingApp::Media(m) = half {
+            m.start(started);
+        }
+    }
+    while !*stop.borrow() && connection.close_reason().is_none() {
+        let now = epoch.elapsed();
+        scheduler.observe(&transport_view(&connection, probe.as_deref(), now));
+        let mut cx = Cx {
+            connection: &connection,
+            now,
+            scheduler: scheduler.as_mut(),
+        };
+        for (_, half) in &mut halves {
+            half.step(&mut cx);
+        }
+        let mut next = now + MAX_STEP_GAP;
+        for t in halves
+            .iter()
+            .filter_map(|(_, h)| h.wakeup())
+            .chain(scheduler.wakeup())
+        {
+            next = next.min(t);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until((epoch + next).into()) => {}
+            _ = wake.notified() => {}
+            changed = stop.changed() => if changed.is_err() {
+                break;
+            },
+        }
+    }
+    halves
+        .iter()
+        .map(|(index, half)| (*index, half.summary()))
+        .collect()
+}
+
+/// Polls `future` once: its output if ready now, `None` if it would wait (it is then dropped;
+/// quinn's writes and stream opens are cancel-safe: nothing happened). The sender does not
+/// need quinn's wake-up for a blocked write: room opens when an ACK arrives, which wakes it
+/// through the probe, and it steps every [`MAX_STEP_GAP`] anyway.
+fn now_or_never<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
