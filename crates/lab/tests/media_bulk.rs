@@ -117,10 +117,9 @@ fn periods_follow_the_schedule_and_add_up() {
             "{frames}"
         );
         let utilization = period.utilization.unwrap();
-        assert!(
-            utilization > 0.0 && utilization <= 1.0 + 1e-9,
-            "{utilization}"
-        );
+        // A packet whose serialization straddles a boundary counts in the period it ends in:
+        // one packet (1.5 kB) over a 10 s period is 0.1 % at 1 Mbit/s.
+        assert!(utilization > 0.0 && utilization <= 1.002, "{utilization}");
         // Application goodput cannot exceed what the link serialized.
         let goodput: f64 = period.apps.values().map(|a| a.goodput_bps).sum();
         assert!(

@@ -9,18 +9,25 @@
 //!
 //! - **One signal, measured where the delay is**: queue delay = smoothed RTT − minimum RTT,
 //!   the delay every media packet sees at the bottleneck behind bulk packets (the sender
-//!   already sends media first: [`Class::Media`] has the higher priority).
+//!   already sends media first: [`Class::Media`] has the higher priority). The target is
+//!   40 ms ([`BalancerConfig::target`]).
 //! - **A window, not a rate, sized from the path** (Little's law): bytes in flight ÷ RTT is
 //!   the delivery rate, so the in-flight cap that leaves `target` of queue is
 //!   `in_flight × (min_rtt + target) / (min_rtt + queue_delay)`. One update per smoothed RTT
-//!   moves the queue to the target in one round, on a LEO path or a GEO one alike. Below half
-//!   the target the link is not saturated and the cap doubles per round (the bulk regains
-//!   capacity in log₂ rounds, not seconds of fixed steps).
-//! - **Room for media, just in time for both**: media may buffer its largest recent frame on
-//!   top of the cap, so a keyframe is handed to the transport whole; bulk is written just in
-//!   time (the transport never holds more than the cap), so a media frame never queues behind
-//!   bulk inside the sender, and frames that do not fit wait in the application, where one
-//!   past its deadline can still be cancelled.
+//!   moves the queue to the target in one round, on a LEO path or a GEO one alike; below the
+//!   target the cap grows by the same law, at most ×1.25 per round (the bulk regains
+//!   capacity in a few rounds, not seconds of fixed steps).
+//! - **Room for media, just in time for both**: media may always have its own pipe (its rate
+//!   × the minimum RTT, plus a quarter) and its largest recent frame in flight, whatever the
+//!   bulk's cap; bulk is written just in time (the transport never holds more than the cap),
+//!   so a media frame never queues behind bulk inside the sender, and frames that do not fit
+//!   wait in the application, where one past its deadline can still be cancelled.
+//! - **Media first**: while the media does not get what it offers (acknowledged bytes over a
+//!   second below 80 % of those captured a round trip earlier), the bulk's cap halves every
+//!   round and does not grow.
+//! - **Frames that cannot arrive are not started**: on a saturated path a frame whose age +
+//!   queue + serialization at the delivery rate + half the minimum RTT exceeds its deadline
+//!   is dropped at the source (one frame per round still goes, to keep measuring).
 //! - **Coupled to the congestion controller**: the cap never exceeds the controller's window
 //!   (plus two packets), and a loss that shrinks the window shrinks what bulk may write at
 //!   once.
@@ -44,7 +51,8 @@ use crate::{Class, Scheduler, SendWindows, TransportView};
 pub struct BalancerConfig {
     /// Queue delay the bulk may cause at the bottleneck. Small next to the media's slack
     /// (deadline − one-way delay, 150 ms by default), because a keyframe's own serialization
-    /// takes most of it on a 2–4 Mbit/s link.
+    /// takes most of it on a 2–4 Mbit/s link; 40 ms measured best on media-bulk-thesis
+    /// (25 ms lets the queue run dry between rounds, 50 ms makes keyframes late).
     pub target: Duration,
     /// Highest target when competing with a loss-based flow (SCReAM raises its target up to
     /// 0.4 s for the same reason).
@@ -52,7 +60,8 @@ pub struct BalancerConfig {
     /// Rounds the queue must stay above target with our cap at its floor before the target is
     /// raised.
     pub competition_rounds: u32,
-    /// Largest growth of the cap per round (below half the target).
+    /// Largest growth of the cap per round. ×2 (slow start's pace) overshoots into the
+    /// media's deadline after every keyframe; ×1.25 measured best.
     pub max_growth_per_round: f64,
     /// Smallest cap, in packets of the current MTU.
     pub min_window_packets: u64,
@@ -65,11 +74,11 @@ pub struct BalancerConfig {
 impl Default for BalancerConfig {
     fn default() -> Self {
         Self {
-            target: Duration::from_millis(25),
+            target: Duration::from_millis(40),
             max_target: Duration::from_millis(400),
             competition_rounds: 4,
-            max_growth_per_round: 2.0,
-            min_window_packets: 4,
+            max_growth_per_round: 1.25,
+            min_window_packets: 2,
             cancel_late_frames: true,
             media_rate_share: 0.85,
         }
@@ -86,6 +95,9 @@ const MEDIA_SATISFIED_SHARE: f64 = 0.8;
 /// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
 /// a share of itself per second.
 const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;
+
+/// The media's own pipe (its rate × the minimum RTT) is allowed this much more in flight.
+const MEDIA_PIPE_HEADROOM: f64 = 1.25;
 
 /// Headroom above the congestion window for bulk writes: what one ACK can free before the next
 /// write.
@@ -112,6 +124,12 @@ pub struct Balancer {
     recent_media_acks: VecDeque<(Duration, u64)>,
     /// Delivery-rate estimate while saturated, bit/s, for adaptive media.
     media_target_bps: Option<u64>,
+    /// Queue delay at the end of the last round.
+    last_queue_delay: Duration,
+    /// Delivery rate at the end of the last round (in flight ÷ RTT), bit/s.
+    last_rate_bps: Option<f64>,
+    /// When a frame was last admitted.
+    last_admitted: Option<Duration>,
 }
 
 impl Balancer {
@@ -129,6 +147,9 @@ impl Balancer {
             recent_frames: VecDeque::new(),
             recent_media_acks: VecDeque::new(),
             media_target_bps: None,
+            last_queue_delay: Duration::ZERO,
+            last_rate_bps: None,
+            last_admitted: None,
         }
     }
 
@@ -147,18 +168,43 @@ impl Balancer {
     /// written after it) — but no more: frames that do not fit wait in the application,
     /// where a frame past its deadline can still be cancelled instead of sent.
     fn media_reserve_bytes(&self) -> u64 {
+        let now = self.view.map_or(Duration::ZERO, |v| v.now);
         self.recent_frames
             .iter()
+            .filter(|&&(t, _)| t + FRAME_WINDOW > now)
             .map(|&(_, b)| b)
             .max()
             .unwrap_or(0)
     }
 
-    /// Whether the media gets what it offers: acknowledged media bytes over the last second
-    /// at least [`MEDIA_SATISFIED_SHARE`] of the bytes captured in it. When it does not, the
-    /// queue is (also) the media's own, and raising the target would only make it later.
+    /// Media bytes captured per second over the last second.
+    fn media_demand_bytes_per_s(&self, now: Duration) -> f64 {
+        let bytes: u64 = self
+            .recent_frames
+            .iter()
+            .filter(|&&(t, _)| t + FRAME_WINDOW > now)
+            .map(|&(_, b)| b)
+            .sum();
+        bytes as f64 / FRAME_WINDOW.as_secs_f64()
+    }
+
+    /// Whether the media gets what it offers: media bytes acknowledged over the last second
+    /// at least [`MEDIA_SATISFIED_SHARE`] of the bytes captured in the second one smoothed
+    /// RTT earlier (an acknowledgement comes a round trip after its frame). When it does not,
+    /// the bulk must make room, and the queue is (also) the media's own: raising the target
+    /// would only make it later.
     fn media_satisfied(&self) -> bool {
-        let captured: u64 = self.recent_frames.iter().map(|&(_, b)| b).sum();
+        let Some(view) = self.view else {
+            return true;
+        };
+        let until = view.now.saturating_sub(view.srtt);
+        let from = until.saturating_sub(FRAME_WINDOW);
+        let captured: u64 = self
+            .recent_frames
+            .iter()
+            .filter(|&&(t, _)| t > from && t <= until)
+            .map(|&(_, b)| b)
+            .sum();
         let acked: u64 = self.recent_media_acks.iter().map(|&(_, b)| b).sum();
         acked as f64 >= MEDIA_SATISFIED_SHARE * captured as f64
     }
@@ -178,21 +224,26 @@ impl Balancer {
         let target = self.target.as_secs_f64();
         let used = self.round_max_in_flight.max(floor);
         let at_floor = self.window_bytes <= floor.saturating_mul(2);
-        if queue_delay > self.target {
+        let media_satisfied = self.media_satisfied();
+        if !media_satisfied {
+            // Media first: while it does not get what it offers, the bulk halves each round
+            // and does not grow, whatever the queue says.
+            self.window_bytes = (self.window_bytes / 2).max(floor);
+            self.rounds_over_target_at_floor = 0;
+            if self.target > self.config.target {
+                self.target = self.target.mul_f64(0.8).max(self.config.target);
+            }
+        } else if queue_delay > self.target {
             // Little's law: the cap that leaves `target` of queue at today's delivery rate.
             let scale = (base + target) / (base + queue_delay.as_secs_f64());
             let from = self.window_bytes.min(used) as f64;
             self.window_bytes = ((from * scale) as u64).max(floor);
             // The queue is someone else's only if cutting our bulk to the floor did not clear it
             // while our media gets all it offers.
-            if at_floor && self.media_satisfied() {
+            if at_floor {
                 self.rounds_over_target_at_floor += 1;
             } else {
                 self.rounds_over_target_at_floor = 0;
-            }
-            if !self.media_satisfied() && self.target > self.config.target {
-                // Our own media overloads the path: a raised target only delays it more.
-                self.target = self.target.mul_f64(0.8).max(self.config.target);
             }
             if self.rounds_over_target_at_floor >= self.config.competition_rounds {
                 // Not our queue: raise the target towards what is there, so the bulk holds its
@@ -218,15 +269,15 @@ impl Balancer {
                 self.target = self.target.mul_f64(0.8).max(self.config.target);
             }
         }
-        if std::env::var_os("SQ_DEBUG_BAL").is_some() {
-            eprintln!("{:.2} qd {:.1} tgt {:.1} used {} W {} cwnd {} inflight {} sat {}", view.now.as_secs_f64(), queue_delay.as_secs_f64()*1e3, self.target.as_secs_f64()*1e3, used, self.window_bytes, view.cwnd_bytes, view.in_flight_bytes, self.media_satisfied());
-        }
         // Coupled to the controller: never more than its window allows out at once.
         let cwnd_cap = view.cwnd_bytes + BULK_SLACK_PACKETS * view.mtu_bytes;
         self.window_bytes = self.window_bytes.min(cwnd_cap.max(floor));
         // The rate the path delivers while it is saturated (a queue above half the target),
         // for an adaptive media source; otherwise let the source climb back.
         let delivery_bps = view.in_flight_bytes.max(used) as f64 * 8.0 / view.srtt.as_secs_f64();
+        self.last_queue_delay = queue_delay;
+        self.last_rate_bps = Some(delivery_bps);
+
         // Climbing back is gentle (SCReAM's lesson: the hard part is when to increase):
         // MEDIA_RATE_CLIMB_PER_S of the rate per second of rounds, whatever the RTT.
         let climb = 1.0 + MEDIA_RATE_CLIMB_PER_S * view.srtt.as_secs_f64();
@@ -248,10 +299,12 @@ impl Scheduler for Balancer {
     }
 
     fn observe(&mut self, view: &TransportView) {
+        // Frames are kept one smoothed RTT longer than the window: their acknowledgements
+        // come that much later (see `media_satisfied`).
         while self
             .recent_frames
             .front()
-            .is_some_and(|&(t, _)| t + FRAME_WINDOW <= view.now)
+            .is_some_and(|&(t, _)| t + FRAME_WINDOW + view.srtt <= view.now)
         {
             self.recent_frames.pop_front();
         }
@@ -299,10 +352,50 @@ impl Scheduler for Balancer {
     fn send_window(&self) -> Option<SendWindows> {
         let view = self.view?;
         let bulk_bytes = self.window_bytes;
+        // Media is never held to the bulk's cap: it may always have its own pipe (its rate
+        // × the minimum RTT, with a quarter of headroom) in flight, whatever the bulk got.
+        let media_pipe = (self.media_demand_bytes_per_s(view.now)
+            * view.min_rtt.as_secs_f64()
+            * MEDIA_PIPE_HEADROOM) as u64;
         Some(SendWindows {
-            media_bytes: bulk_bytes + self.media_reserve_bytes() + 2 * view.mtu_bytes,
+            media_bytes: bulk_bytes.max(media_pipe)
+                + self.media_reserve_bytes()
+                + 2 * view.mtu_bytes,
             bulk_bytes,
         })
+    }
+
+    fn admit_frame(&mut self, age: Duration, bytes: u64, deadline: Duration) -> bool {
+        if !self.config.cancel_late_frames {
+            return true;
+        }
+        // The delivery rate says what a frame can get only while the path is saturated (a
+        // queue of at least half the target); otherwise the rate is our own demand, and
+        // refusing frames because of it would starve the media for good.
+        let saturated = self.last_queue_delay > self.target / 2;
+        let Some(view) = self.view else {
+            return true;
+        };
+        let admit = match (self.last_rate_bps, saturated) {
+            (Some(rate_bps), true) => {
+                // Arrival ≈ now + the queue ahead of it (at most the target: the bulk yields
+                // to media) + its own serialization at the delivery rate + half the minimum
+                // RTT.
+                let serialization = Duration::from_secs_f64(bytes as f64 * 8.0 / rate_bps.max(1.0));
+                let queue = self.last_queue_delay.min(self.target);
+                age + queue + serialization + view.min_rtt / 2 <= deadline
+                    // A probe: the rate is measured from what we send, so refusing every
+                    // frame would keep it low for good; one frame per round goes anyway.
+                    || self
+                        .last_admitted
+                        .is_none_or(|at| view.now >= at + view.srtt.max(view.min_rtt))
+            }
+            _ => true,
+        };
+        if admit {
+            self.last_admitted = Some(view.now);
+        }
+        admit
     }
 
     fn frame_expiry(&self) -> Option<Duration> {
@@ -328,6 +421,16 @@ mod tests {
 
     const MTU: u64 = 1200;
 
+    /// The parameters the arithmetic below is worked out for.
+    fn config() -> BalancerConfig {
+        BalancerConfig {
+            target: Duration::from_millis(25),
+            max_growth_per_round: 2.0,
+            min_window_packets: 4,
+            ..BalancerConfig::default()
+        }
+    }
+
     fn view(
         now_ms: u64,
         cwnd: u64,
@@ -347,7 +450,7 @@ mod tests {
 
     #[test]
     fn a_queue_above_target_is_drained_to_target_in_one_round() {
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         // 100 kB in flight, min RTT 50 ms, srtt 150 ms: 100 ms of queue at 100 kB / 150 ms.
         b.observe(&view(0, 200_000, 100_000, 150, 50));
         assert_eq!(b.window_bytes(), 200_000);
@@ -359,12 +462,12 @@ mod tests {
 
     #[test]
     fn no_queue_doubles_the_cap_per_round_up_to_the_controller_window() {
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         b.observe(&view(0, 40_000, 40_000, 50, 50));
         b.observe(&view(50, 40_000, 40_000, 50, 50));
         // Doubling is capped by cwnd + 2 packets.
         assert_eq!(b.window_bytes(), 40_000 + 2 * MTU);
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         b.observe(&view(0, 1_000_000, 40_000, 50, 50));
         b.window_bytes = 40_000;
         b.observe(&view(50, 1_000_000, 40_000, 50, 50));
@@ -373,7 +476,7 @@ mod tests {
 
     #[test]
     fn between_half_and_full_target_growth_follows_littles_law() {
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         b.observe(&view(0, 1_000_000, 50_000, 70, 50));
         b.window_bytes = 50_000;
         // 20 ms of queue (≥ target / 2 = 12.5 ms): × (50 + 25) / (50 + 20).
@@ -383,7 +486,7 @@ mod tests {
 
     #[test]
     fn an_unused_cap_does_not_grow() {
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         b.observe(&view(0, 1_000_000, 10_000, 50, 50));
         b.window_bytes = 100_000;
         b.observe(&view(50, 1_000_000, 10_000, 50, 50));
@@ -392,7 +495,7 @@ mod tests {
 
     #[test]
     fn a_queue_that_is_not_ours_raises_the_target_then_it_decays() {
-        let config = BalancerConfig::default();
+        let config = config();
         let floor = config.min_window_packets * MTU;
         let mut b = Balancer::new(config.clone());
         let mut now = 0;
@@ -420,7 +523,7 @@ mod tests {
 
     #[test]
     fn media_may_buffer_its_largest_recent_frame_beyond_the_bulk_cap() {
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         for i in 0..30 {
             b.on_frame(
                 Duration::from_millis(i * 33),
@@ -439,7 +542,7 @@ mod tests {
 
     #[test]
     fn the_target_is_not_raised_while_our_own_media_overloads_the_path() {
-        let config = BalancerConfig::default();
+        let config = config();
         let floor = config.min_window_packets * MTU;
         let mut b = Balancer::new(config.clone());
         let mut now = 0;
@@ -463,20 +566,59 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_that_cannot_arrive_in_time_is_not_started() {
+        let mut b = Balancer::new(config());
+        let deadline = Duration::from_millis(175);
+        // Nothing measured yet: everything is admitted.
+        assert!(b.admit_frame(Duration::from_millis(100), 40_000, deadline));
+        // 7 500 B in flight over 100 ms of RTT: 600 kbit/s delivered, 50 ms of queue (capped
+        // at the 25 ms target in the estimate: the bulk yields to media).
+        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        assert_eq!(b.last_rate_bps, Some(600_000.0));
+        // 7 500 B take 100 ms at 600 kbit/s; + 25 ms of queue + 25 ms = 150 ms: admitted
+        // when at most 25 ms old.
+        assert!(b.admit_frame(Duration::from_millis(25), 7_500, deadline));
+        assert!(!b.admit_frame(Duration::from_millis(26), 7_500, deadline));
+        // A keyframe five times as large never fits at this rate.
+        assert!(!b.admit_frame(Duration::ZERO, 37_500, deadline));
+    }
+
+    #[test]
+    fn media_keeps_its_own_pipe_and_the_bulk_yields_while_media_is_short() {
+        let mut b = Balancer::new(config());
+        // A GEO path: 2 Mbit/s of media (250 kB/s) over a 600 ms minimum RTT.
+        for i in 0..30u64 {
+            b.on_frame(Duration::from_millis(i * 33), 8_333);
+        }
+        b.observe(&view(990, 1_000_000, 0, 600, 600));
+        b.window_bytes = 10_000;
+        let w = b.send_window().unwrap();
+        // Bulk: its cap. Media: its pipe 249 990 B/s × 0.6 s × 1.25 + one frame + 2 MTU.
+        assert_eq!(w.bulk_bytes, 10_000);
+        assert_eq!(w.media_bytes, 187_492 + 8_333 + 2 * MTU);
+        // Nothing acknowledged a round later: the media is short, the bulk halves.
+        b.observe(&view(1_590, 1_000_000, 10_000, 600, 600));
+        assert_eq!(b.window_bytes(), 5_000);
+        b.observe(&view(2_190, 1_000_000, 10_000, 600, 600));
+        assert_eq!(b.window_bytes(), 4 * MTU);
+    }
+
+    #[test]
     fn late_frames_are_cancelled_half_a_minimum_rtt_before_their_deadline() {
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         b.observe(&view(0, 100_000, 0, 600, 600));
         assert_eq!(b.frame_expiry(), Some(Duration::from_millis(300)));
         let b = Balancer::new(BalancerConfig {
             cancel_late_frames: false,
-            ..BalancerConfig::default()
+            ..config()
         });
         assert_eq!(b.frame_expiry(), None);
     }
 
     #[test]
     fn the_media_target_is_a_share_of_the_delivery_rate_when_saturated() {
-        let mut b = Balancer::new(BalancerConfig::default());
+        let mut b = Balancer::new(config());
         // 75 kB in flight over 1 s of RTT with 950 ms of queue: 600 kbit/s delivered.
         b.observe(&view(0, 1_000_000, 75_000, 1_000, 50));
         b.observe(&view(1_000, 1_000_000, 75_000, 1_000, 50));

@@ -113,7 +113,7 @@ pub trait Scheduler: Send + std::fmt::Debug {
     /// start to be sent at all: a frame that cannot arrive in time only delays the next ones
     /// (and its bytes are wasted when it is cancelled half-sent). Asked once per frame, before
     /// its stream is opened; a frame refused is dropped at the source.
-    fn admit_frame(&self, _age: Duration, _bytes: u64, _deadline: Duration) -> bool {
+    fn admit_frame(&mut self, _age: Duration, _bytes: u64, _deadline: Duration) -> bool {
         true
     }
 
