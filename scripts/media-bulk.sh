@@ -3,7 +3,7 @@
 # media-bulk scenarios, and adaptive media. Writes OUT/<case>/ (satquic's usual outputs) and
 # OUT/table.md; copies summaries and figures to reports/media-bulk/ when OUT is that folder.
 #
-#   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; ~5 min on 2 cores)
+#   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; ~15 min on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-out/media-bulk}
@@ -32,6 +32,21 @@ for s in $SCHEDULERS; do
 done
 run "thesis-2Mbit-balancer-adaptive" media-bulk-thesis --set flow.scheduler=balancer --set flow.app.0.adaptive=true
 run "geo-balancer-adaptive" media-bulk-geo --set flow.scheduler=balancer --set flow.app.0.adaptive=true
+# The head-to-head cases again over five seeds (mean ± stdev, min–max).
+for s in seed-balancer balancer; do
+  run "seeds-thesis-$s" media-bulk-thesis --set flow.scheduler=$s --seeds 5
+  run "seeds-geo-$s" media-bulk-geo --set flow.scheduler=$s --seeds 5
+done
+for s in none balancer; do
+  run "seeds-competing-$s" media-bulk-competing --set flow.0.scheduler=$s --seeds 5
+done
 printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} sh -c '{} >/dev/null'
 python3 scripts/media-bulk-table.py "$OUT" >"$OUT/table.md"
+{
+  echo
+  echo "## Five seeds"
+  echo
+  python3 scripts/media-bulk-seeds.py "$OUT" seeds-thesis-seed-balancer seeds-thesis-balancer \
+    seeds-geo-seed-balancer seeds-geo-balancer seeds-competing-none seeds-competing-balancer
+} >>"$OUT/table.md"
 cat "$OUT/table.md"
