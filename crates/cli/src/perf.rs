@@ -1,4 +1,5 @@
-//! `satquic serve` and `satquic get`: the perf protocol over real UDP (quinn + tokio).
+//! `satquic serve` and `satquic get`: the perf protocol over real UDP (quinn + tokio), and media
+//! plus bulk on one connection (`get --media/--bulk`, an `emu::session`).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -54,7 +55,10 @@ fn endpoint_transport(
     let path = parse_path(path)?;
     let settings = sim::TransportSettings::satellite_preset(&path, 0);
     let bdp = netsim::bdp_bytes(path.forward.rate_bps, path.base_rtt());
-    let mut transport = settings.to_quinn(is_server, controller(cc, cc_params, Some(bdp))?);
+    let mut transport = settings.to_quinn(
+        is_server,
+        perf::probed(controller(cc, cc_params, Some(bdp))?),
+    );
     transport.max_idle_timeout(Some(
         std::time::Duration::from_secs(30)
             .try_into()
@@ -176,12 +180,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         log_dir: args.log_dir.clone(),
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         session_epoch: None,
+        kept_sessions: 0,
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
         let server = Server::start(options)?;
         eprintln!(
-            "perf server on {} ({}), Ctrl-C to stop",
+            "perf server on {} ({}; also media/bulk sessions for `satquic get --media/--bulk`), Ctrl-C to stop",
             server.local_addr()?,
             args.cc
         );
@@ -198,9 +203,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
 pub struct GetArgs {
     /// Server as HOST:PORT.
     pub server: String,
-    /// Bytes to download ("100MB"), or "unlimited" with --duration.
-    #[arg(long, default_value = "100MB")]
-    pub download: String,
+    /// Bytes to download ("100MB", the default), or "unlimited" with --duration.
+    #[arg(long)]
+    pub download: Option<String>,
     /// Bytes to upload.
     #[arg(long, default_value = "0B")]
     pub upload: String,
@@ -233,6 +238,29 @@ pub struct GetArgs {
     /// Don't check the content (for other perf servers, which send other bytes): count only.
     #[arg(long)]
     pub no_verify: bool,
+    /// Instead of perf: the server sends synthetic video at this rate (e.g. 2Mbit; one stream
+    /// per frame, each frame's delay measured here) for --duration, on one connection with
+    /// --bulk if given. Needs a satquic server.
+    #[arg(long, value_name = "RATE")]
+    pub media: Option<String>,
+    /// Instead of perf: the server sends bulk data at this rate (e.g. 2Mbit) or "unlimited" for
+    /// --duration, on one connection with --media if given.
+    #[arg(long, value_name = "RATE")]
+    pub bulk: Option<String>,
+    /// How --media and --bulk share the connection: none (the default), priority,
+    /// seed-balancer, balancer.
+    #[arg(long)]
+    pub scheduler: Option<String>,
+    /// Media frames per second (default 30).
+    #[arg(long)]
+    pub fps: Option<u32>,
+    /// A media frame later than this is late (default: half the --path RTT + 150 ms, or
+    /// 150 ms without --path).
+    #[arg(long, allow_hyphen_values = true)]
+    pub deadline: Option<String>,
+    /// The media follows the scheduler's rate signal (as an adaptive encoder would).
+    #[arg(long)]
+    pub adaptive: bool,
 }
 
 /// Fetches and reports.
@@ -263,7 +291,20 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
             "give the server's CA certificate with --ca FILE (or --insecure for a self-signed test peer)"
         ),
     };
-    let download_bytes = match args.download.as_str() {
+    if args.media.is_some() || args.bulk.is_some() {
+        return get_session(&args, server, trust);
+    }
+    for (given, flag) in [
+        (args.scheduler.is_some(), "--scheduler"),
+        (args.fps.is_some(), "--fps"),
+        (args.deadline.is_some(), "--deadline"),
+        (args.adaptive, "--adaptive"),
+    ] {
+        if given {
+            bail!("{flag} applies to --media/--bulk sessions only");
+        }
+    }
+    let download_bytes = match args.download.as_deref().unwrap_or("100MB") {
         "unlimited" => None,
         v => Some(size("--download", v)?),
     };
@@ -275,16 +316,9 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
     if download_bytes.is_none() && duration.is_none() {
         bail!("--download unlimited needs --duration");
     }
-    let host = args
-        .server
-        .rsplit_once(':')
-        .map_or(args.server.as_str(), |(h, _)| h);
     let options = ClientOptions {
         server,
-        server_name: args
-            .server_name
-            .clone()
-            .unwrap_or_else(|| host.trim_matches(['[', ']']).to_owned()),
+        server_name: server_name(&args),
         trust,
         download_bytes,
         upload_bytes: size("--upload", &args.upload)?,
@@ -355,4 +389,247 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         bail!("the download did not complete");
     }
     Ok(())
+}
+
+/// The name expected in the server's certificate: `--server-name`, else SERVER's host part.
+fn server_name(args: &GetArgs) -> String {
+    args.server_name.clone().unwrap_or_else(|| {
+        args.server
+            .rsplit_once(':')
+            .map_or(args.server.as_str(), |(h, _)| h)
+            .trim_matches(['[', ']'])
+            .to_owned()
+    })
+}
+
+/// A positive rate for `flag` (`unlimited` where `allow_unlimited`: `None`).
+fn positive_rate(flag: &str, value: &str, allow_unlimited: bool) -> anyhow::Result<Option<u64>> {
+    if allow_unlimited && value == "unlimited" {
+        return Ok(None);
+    }
+    let bps = units::parse_rate(value).with_context(|| format!("{flag} {value:?}"))?;
+    if bps == 0 {
+        bail!("{flag} {value:?}: must be greater than zero");
+    }
+    Ok(Some(bps))
+}
+
+/// The session `get --media/--bulk` asks for, from the flags (each checked, naming the flag).
+fn session_request(
+    args: &GetArgs,
+    duration: std::time::Duration,
+) -> anyhow::Result<perfwire::session::SessionRequest> {
+    use perfwire::session::{AppParams, BulkParams, MediaParams, Sender, SessionApp};
+    if args.download.is_some() || size("--upload", &args.upload)? > 0 {
+        bail!("--download/--upload (perf) and --media/--bulk (a session) do not mix");
+    }
+    let scheduler = args.scheduler.clone().unwrap_or_else(|| "none".to_owned());
+    if sched::SchedulerSpec::from_name(&scheduler).is_none() {
+        bail!(
+            "--scheduler {scheduler:?}: unknown; expected one of {}",
+            sched::SCHEDULERS.join(", ")
+        );
+    }
+    let defaults = scenario::apps::DEFAULT_MEDIA;
+    let fps = args.fps.unwrap_or(defaults.fps);
+    if !perfwire::session::FPS_RANGE.contains(&fps) {
+        bail!("--fps {fps}: expected 1 to 240 frames per second");
+    }
+    let deadline = match &args.deadline {
+        Some(d) => {
+            let deadline = units::parse_duration(d).with_context(|| format!("--deadline {d:?}"))?;
+            if deadline.is_zero() {
+                bail!("--deadline {d:?}: must be greater than zero");
+            }
+            deadline
+        }
+        None => {
+            let one_way = match args.path.as_deref() {
+                Some(p) => parse_path(p)?.base_rtt() / 2,
+                None => std::time::Duration::ZERO,
+            };
+            one_way + lab::plan::MEDIA_DEADLINE_SLACK
+        }
+    };
+    let mut apps = Vec::new();
+    if let Some(media) = &args.media {
+        let bitrate_bps = positive_rate("--media", media, false)?.expect("limited");
+        apps.push(SessionApp {
+            sender: Sender::Server,
+            params: AppParams::Media(MediaParams {
+                bitrate_bps,
+                fps,
+                keyframe_interval: defaults.keyframe_interval,
+                keyframe_ratio: defaults.keyframe_ratio,
+                jitter: defaults.jitter,
+                deadline,
+                seed: 1,
+                adaptive: args.adaptive,
+            }),
+        });
+    } else if args.fps.is_some() || args.deadline.is_some() || args.adaptive {
+        bail!("--fps, --deadline and --adaptive describe --media, which is not given");
+    }
+    if let Some(bulk) = &args.bulk {
+        apps.push(SessionApp {
+            sender: Sender::Server,
+            params: AppParams::Bulk(BulkParams {
+                rate_bps: positive_rate("--bulk", bulk, true)?,
+                start: std::time::Duration::ZERO,
+            }),
+        });
+    }
+    let request = perfwire::session::SessionRequest {
+        scheduler,
+        duration,
+        apps,
+    };
+    request
+        .validate()
+        .map_err(|e| anyhow::anyhow!("--media/--bulk: {e}"))?;
+    Ok(request)
+}
+
+/// `get --media/--bulk`: one session, then what arrived.
+fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> anyhow::Result<()> {
+    let Some(duration) = args.duration.as_deref() else {
+        bail!("--media/--bulk need --duration (how long the server sends)");
+    };
+    let duration =
+        units::parse_duration(duration).with_context(|| format!("--duration {duration:?}"))?;
+    if duration.is_zero() {
+        bail!("--duration: must be greater than zero");
+    }
+    let request = session_request(args, duration)?;
+    let options = emu::session::SessionOptions {
+        server,
+        server_name: server_name(args),
+        trust,
+        request: request.clone(),
+        transport: Arc::new(endpoint_transport(
+            false,
+            args.path.as_deref(),
+            &args.cc,
+            &[],
+            &args.window,
+        )?),
+        socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
+        shared_epoch: None,
+    };
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let report = runtime.block_on(emu::session::run(options, async {
+        let _ = tokio::signal::ctrl_c().await;
+    }))?;
+    let summary = session_summary(&request, &report, args);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_session(&summary);
+    }
+    Ok(())
+}
+
+/// What `get --media/--bulk` reports (`--json` prints it; the text form the same fields).
+#[derive(Debug, serde::Serialize)]
+struct SessionSummary {
+    server: String,
+    scheduler: String,
+    /// Session start (after the handshake) → stop, s.
+    duration_s: f64,
+    handshake_s: f64,
+    /// The estimated (server − client) clock offset the frame delays are corrected by, ms.
+    clock_offset_ms: f64,
+    /// Each application as `satquic run` reports it (media: the simulator's media report).
+    apps: Vec<serde_json::Value>,
+}
+
+fn session_summary(
+    request: &perfwire::session::SessionRequest,
+    report: &emu::session::SessionReport,
+    args: &GetArgs,
+) -> SessionSummary {
+    use emu::apps::AppEnd;
+    let session_s = report
+        .ended_at
+        .saturating_sub(report.started_at + report.handshake)
+        .as_secs_f64()
+        .max(1e-9);
+    let mut apps = Vec::new();
+    for (index, app) in request.apps.iter().enumerate() {
+        // The server's account, its times moved to our clock.
+        let sent = lab::emu_backend::shift_sent(
+            &report
+                .server_sent
+                .apps
+                .get(index)
+                .copied()
+                .unwrap_or_default(),
+            report.clock_offset_ns.saturating_neg(),
+        );
+        let received = match report.client.apps.get(index) {
+            Some(AppEnd::Received(received)) => received.clone(),
+            _ => emu::apps::Received::default(),
+        };
+        let name = match app.params {
+            perfwire::session::AppParams::Media(_) => "media",
+            perfwire::session::AppParams::Bulk(_) => "bulk",
+        };
+        let outcome = lab::emu_backend::session_app_outcome(name, app, &sent, &received);
+        let mut entry = serde_json::Map::new();
+        entry.insert("name".into(), outcome.name.into());
+        entry.insert("kind".into(), outcome.kind.into());
+        entry.insert("received_bytes".into(), outcome.received_bytes.into());
+        entry.insert(
+            "goodput_bps".into(),
+            (outcome.received_bytes as f64 * 8.0 / session_s).into(),
+        );
+        entry.extend(outcome.report);
+        apps.push(serde_json::Value::Object(entry));
+    }
+    SessionSummary {
+        server: args.server.clone(),
+        scheduler: request.scheduler.clone(),
+        duration_s: session_s,
+        handshake_s: report.handshake.as_secs_f64(),
+        clock_offset_ms: report.clock_offset_ns as f64 / 1e6,
+        apps,
+    }
+}
+
+fn print_session(summary: &SessionSummary) {
+    println!(
+        "{}: {:.1} s of media/bulk, scheduler {}; handshake {:.3} s, clock offset {:+.2} ms",
+        summary.server,
+        summary.duration_s,
+        summary.scheduler,
+        summary.handshake_s,
+        summary.clock_offset_ms
+    );
+    for app in &summary.apps {
+        let field = |k: &str| {
+            app.get(k)
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(0.0)
+        };
+        let goodput = field("goodput_bps") / 1e6;
+        if app["kind"] == "media" {
+            let delay = |p: &str| app["frame_delay_ms"][p].as_f64().unwrap_or(0.0);
+            println!(
+                "  media: {} of {} frames received, {} late (> {:.0} ms), {} cancelled; delay p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms; {goodput:.3} Mbit/s",
+                field("frames_received"),
+                field("frames_sent"),
+                field("late_frames"),
+                field("deadline_ms"),
+                field("cancelled_frames"),
+                delay("p50"),
+                delay("p95"),
+                delay("p99"),
+            );
+        } else {
+            println!(
+                "  bulk: {} bytes in order, {goodput:.3} Mbit/s",
+                field("received_bytes")
+            );
+        }
+    }
 }

@@ -114,6 +114,57 @@ fn bad_flags_are_named() {
 }
 
 #[test]
+fn bad_media_and_bulk_flags_of_get_are_named() {
+    // Checked before connecting: nothing listens on port 9.
+    let get = |flags: &[&str], needles: &[&str]| {
+        let mut args = vec!["get", "127.0.0.1:9", "--insecure"];
+        args.extend_from_slice(flags);
+        fails_mentioning(&args, needles);
+    };
+    get(
+        &[
+            "--media",
+            "1Mbit",
+            "--scheduler",
+            "fastest",
+            "--duration",
+            "2s",
+        ],
+        &["--scheduler", "fastest", "balancer"],
+    );
+    get(
+        &["--media", "0Mbit", "--duration", "2s"],
+        &["--media", "greater than zero"],
+    );
+    get(
+        &["--bulk", "0kbit", "--duration", "2s"],
+        &["--bulk", "greater than zero"],
+    );
+    get(
+        &["--media", "1Mbit", "--fps", "0", "--duration", "2s"],
+        &["--fps"],
+    );
+    get(
+        &[
+            "--media",
+            "1Mbit",
+            "--deadline",
+            "-10ms",
+            "--duration",
+            "2s",
+        ],
+        &["--deadline", "negative"],
+    );
+    get(&["--media", "1Mbit"], &["--duration"]);
+    get(&["--media", "1Mbit", "--duration", "0s"], &["--duration"]);
+    get(&["--fps", "20"], &["--fps", "--media/--bulk"]);
+    get(
+        &["--bulk", "1Mbit", "--download", "1MB", "--duration", "2s"],
+        &["--download", "--bulk"],
+    );
+}
+
+#[test]
 fn a_valid_scenario_runs_and_writes_its_outputs() {
     let path = scenario_file("ok.toml", VALID);
     let out_dir = std::env::temp_dir().join(format!("satquic-cli-out-{}", std::process::id()));

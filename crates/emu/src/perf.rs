@@ -137,6 +137,9 @@ pub struct ServerOptions {
     /// The clock media/bulk sessions share with their clients when both run in this process
     /// (see [`crate::session`]); `None` for a server on its own.
     pub session_epoch: Option<Instant>,
+    /// How many finished sessions' reports to keep for [`Server::sessions`] (the first ones):
+    /// 0 for a server that runs for ever and reports nothing (`satquic serve`).
+    pub kept_sessions: usize,
 }
 
 /// One sample of a server-side connection (the data sender), every 100 ms.
@@ -203,7 +206,11 @@ impl Server {
         let sessions = crate::session::Sessions::default();
         let started = Instant::now();
         let all = traces.clone();
-        let (kept, session_epoch) = (sessions.clone(), options.session_epoch);
+        let (kept, session_epoch, kept_sessions) = (
+            sessions.clone(),
+            options.session_epoch,
+            options.kept_sessions,
+        );
         let task = tokio::spawn(async move {
             let mut next_id = 0u64;
             while let Some(incoming) = accepting.accept().await {
@@ -223,7 +230,7 @@ impl Server {
                         if negotiated_alpn(&connection).as_deref() == Some(perfwire::session::ALPN)
                         {
                             let session = crate::session::serve(connection, session_epoch).await;
-                            crate::session::keep(&kept, session);
+                            crate::session::keep(&kept, session, kept_sessions);
                         } else {
                             serve_perf(connection).await;
                         }
@@ -251,7 +258,7 @@ impl Server {
     }
 
     /// Media/bulk sessions that ended so far, in the order they ended (the first
-    /// [`crate::session::MAX_KEPT_SESSIONS`]).
+    /// [`ServerOptions::kept_sessions`]).
     pub fn sessions(&self) -> Vec<crate::session::ServerSession> {
         self.sessions.lock().expect("no poisoning").clone()
     }

@@ -94,7 +94,7 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
         out.error = Some(format!("replying: {e}"));
         return out;
     }
-    let mut end = match End::start(
+    let mut end = End::start(
         connection.clone(),
         EndConfig {
             side: Sender::Server,
@@ -102,13 +102,7 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
             scheduler,
             epoch,
         },
-    ) {
-        Ok(end) => end,
-        Err(e) => {
-            out.error = Some(e.to_string());
-            return out;
-        }
-    };
+    );
     // The client's clock offset, then its FIN (stop); a client that never says stop gets
     // what it asked for and a little more.
     let guard = tokio::time::sleep(request.duration + STOP_GRACE);
@@ -329,8 +323,7 @@ async fn client_session(
             scheduler,
             epoch,
         },
-    )
-    .map_err(|e| PerfError::Session(e.to_string()))?;
+    );
     tokio::select! {
         _ = tokio::time::sleep_until(stop_at.into()) => {}
         _ = cancel => {}
@@ -414,16 +407,13 @@ fn explain_connect_error(e: &quinn::ConnectionError) -> String {
     }
 }
 
-/// Sessions a server keeps the reports of (the first ones; `serve` runs forever).
-pub const MAX_KEPT_SESSIONS: usize = 64;
-
 /// Finished sessions of a server, in the order they ended.
 pub type Sessions = Arc<Mutex<Vec<ServerSession>>>;
 
-/// Records `session` unless [`MAX_KEPT_SESSIONS`] are kept already.
-pub(crate) fn keep(sessions: &Sessions, session: ServerSession) {
+/// Records `session` unless `limit` are kept already.
+pub(crate) fn keep(sessions: &Sessions, session: ServerSession, limit: usize) {
     let mut all = sessions.lock().expect("no poisoning");
-    if all.len() < MAX_KEPT_SESSIONS {
+    if all.len() < limit {
         all.push(session);
     }
 }
@@ -446,6 +436,7 @@ mod tests {
             log_dir: None,
             socket_buffer_bytes: crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
             session_epoch: epoch,
+            kept_sessions: 8,
         })
         .unwrap();
         (server, roots)
@@ -642,6 +633,46 @@ mod tests {
         .await
         .unwrap();
         assert!(report.server_sent.apps[0].frames_sent > 0);
+        server.stop().await;
+    }
+
+    /// Regression: a sender stopping with a frame half written dropped its stream, and quinn
+    /// finishes a dropped stream: the receiver got a frame cut short (a protocol error) instead
+    /// of a cancelled one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_session_ending_mid_frame_cancels_the_frame_instead_of_cutting_it_short() {
+        let (server, roots) = server(None);
+        // Media at four times the link's rate: frames are always being written.
+        let relay = crate::relay::Relay::start(crate::relay::RelayConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            upstream: server.local_addr().unwrap(),
+            flow_upstreams: Vec::new(),
+            forward: netsim::LinkConfig::new(2_000_000, Duration::from_millis(10)),
+            return_link: netsim::LinkConfig::new(2_000_000, Duration::from_millis(10)),
+            mtu_bytes: 1500,
+            access_delays: Vec::new(),
+            seed: 1,
+            socket_buffer_bytes: None,
+        })
+        .unwrap();
+        let mut request = request("seed-balancer");
+        request.duration = Duration::from_secs(2);
+        request.apps.truncate(1);
+        if let AppParams::Media(media) = &mut request.apps[0].params {
+            media.bitrate_bps = 8_000_000;
+        }
+        let report = run(
+            options(relay.local_addr(), &roots, request, None),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.client.error, None);
+        let crate::apps::AppEnd::Received(media) = &report.client.apps[0] else {
+            panic!("the client receives the media");
+        };
+        assert!(report.server_sent.apps[0].frames_sent > media.frames_received);
+        relay.stop();
         server.stop().await;
     }
 }

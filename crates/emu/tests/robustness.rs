@@ -68,6 +68,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         log_dir: None,
         socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
         session_epoch: None,
+        kept_sessions: 0,
     })
     .unwrap();
     let address = server.local_addr().unwrap();

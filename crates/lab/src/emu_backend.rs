@@ -1,22 +1,34 @@
-//! The real-time backend: a scenario played over real UDP sockets on loopback — one quinn perf
+//! The real-time backend: a scenario played over real UDP sockets on loopback — one quinn
 //! server per flow (its own controller and transport preset), the relay imposing the
 //! scenario's path on the same `netsim::Path` the simulator uses (access delays included), one
-//! perf client per flow — producing the same [`RunOutcome`] as the simulator, with per-flow
-//! bottleneck counters and queue samples, so every output and comparison works unchanged.
+//! client per flow — producing the same [`RunOutcome`] as the simulator, with per-flow
+//! bottleneck counters, queue samples, per-application samples and the forward link's
+//! serialized bytes, so every output and comparison works unchanged.
 //!
-//! Supported: one perf application per flow with a download (sized or unlimited), an
-//! optional upload and an optional repeat, flows starting at any time. Not yet: several
-//! applications per flow, upload-only flows.
+//! Supported: a perf application (a download, sized or unlimited, an optional upload and an
+//! optional repeat), or media and bulk applications (any number, either direction) under the
+//! flow's scheduler — one `emu::session` per flow, both ends on the run's clock (the relay's
+//! time zero), so frame delays and capacity steps are measured as in the simulator; flows
+//! starting at any time. Not yet: perf next to media or bulk on one connection, upload-only
+//! perf flows.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use emu::apps::{AppEnd, EndReport, Received};
 use emu::perf::{self, ClientOptions, Server, ServerOptions, TracePoint, Trust};
 use emu::relay::{Relay, RelayConfig};
+use emu::session::{ServerSession, SessionOptions, SessionReport};
+use perfwire::media::{DelayPercentiles, FrameRecord};
+use perfwire::session::{
+    AppParams, BulkParams, MediaParams, Sender, SentSummary, SessionApp, SessionRequest,
+};
+use scenario::apps::AppKind;
+use sim::apps::media::MediaReport;
 use sim::apps::perf::{Exchange, PerfReport};
-use sim::{FlowEnd, FlowOutcome, RunOutcome, Sample, SenderStats};
+use sim::{AppOutcome, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats};
 
 use crate::controllers;
 use scenario::RunSpec;
@@ -46,25 +58,168 @@ pub enum EmuError {
 /// numbers clients as they first send) sees them in a known order.
 const SAME_START_STAGGER: Duration = Duration::from_millis(2);
 
+/// Whether flow `flow` runs media and bulk applications (an `emu::session`) rather than perf.
+fn is_session(flow: &scenario::FlowSpec) -> bool {
+    flow.apps
+        .iter()
+        .any(|a| matches!(a.kind, AppKind::Media(_) | AppKind::Bulk(_)))
+}
+
 fn check_supported(scenario: &Scenario) -> Result<(), EmuError> {
     for (i, f) in scenario.flows.iter().enumerate() {
-        let [app] = f.apps.as_slice() else {
-            return Err(EmuError::Unsupported(format!(
-                "flow[{i}]: one application per flow"
-            )));
-        };
-        let scenario::apps::AppKind::Perf(perf) = &app.kind else {
-            return Err(EmuError::Unsupported(format!(
-                "flow[{i}].app {:?}: {} applications do not run in real time yet",
-                app.name,
-                app.kind.name()
-            )));
-        };
-        if perf.download.is_none() {
-            return Err(EmuError::Unsupported(format!("flow[{i}] needs a download")));
+        if is_session(f) {
+            if let Some(app) = f.apps.iter().find(|a| matches!(a.kind, AppKind::Perf(_))) {
+                return Err(EmuError::Unsupported(format!(
+                    "flow[{i}].app {:?}: perf next to media or bulk on one connection does not \
+                     run in real time yet",
+                    app.name
+                )));
+            }
+            if f.apps.len() > perfwire::session::MAX_APPS {
+                return Err(EmuError::Unsupported(format!(
+                    "flow[{i}]: at most {} applications per flow in real time",
+                    perfwire::session::MAX_APPS
+                )));
+            }
+            continue;
+        }
+        // Not a session: perf applications only.
+        match f.apps.as_slice() {
+            [app] if matches!(&app.kind, AppKind::Perf(p) if p.download.is_some()) => {}
+            [_] => return Err(EmuError::Unsupported(format!("flow[{i}] needs a download"))),
+            _ => {
+                return Err(EmuError::Unsupported(format!(
+                    "flow[{i}]: one perf application per flow"
+                )));
+            }
         }
     }
     Ok(())
+}
+
+/// The session flow `index` asks its server for: its applications as the simulator plays them
+/// (deadlines, seeds, start times from [`crate::plan`]), its scheduler, until its stop.
+fn session_request(scenario: &Scenario, spec: &RunSpec, index: usize) -> SessionRequest {
+    let flow = &scenario.flows[index];
+    let apps = flow
+        .apps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, app)| {
+            Some(match &app.kind {
+                AppKind::Media(m) => SessionApp {
+                    sender: if m.upload {
+                        Sender::Client
+                    } else {
+                        Sender::Server
+                    },
+                    params: AppParams::Media(MediaParams {
+                        bitrate_bps: m.bitrate_bps,
+                        fps: m.fps,
+                        keyframe_interval: m.keyframe_interval,
+                        keyframe_ratio: m.keyframe_ratio,
+                        jitter: m.jitter,
+                        deadline: crate::plan::media_deadline(scenario, index, m),
+                        seed: crate::plan::app_seed(spec.seed, index, i),
+                        adaptive: m.adaptive,
+                    }),
+                },
+                AppKind::Bulk(b) => SessionApp {
+                    sender: if b.upload {
+                        Sender::Client
+                    } else {
+                        Sender::Server
+                    },
+                    params: AppParams::Bulk(BulkParams {
+                        rate_bps: b.rate_bps,
+                        start: b.start,
+                    }),
+                },
+                AppKind::Perf(_) => return None,
+            })
+        })
+        .collect();
+    SessionRequest {
+        scheduler: flow.scheduler.name().to_owned(),
+        duration: flow
+            .stop
+            .unwrap_or(scenario.duration)
+            .saturating_sub(flow.start)
+            .max(Duration::from_millis(1)),
+        apps,
+    }
+}
+
+/// One application of a session in the simulator's shape ([`AppOutcome`], its report as
+/// `sim::apps::{media, bulk}` give it), from what its sender did (`sent`, times on the
+/// receiver's clock) and what its receiver measured.
+pub fn session_app_outcome(
+    name: &str,
+    app: &SessionApp,
+    sent: &SentSummary,
+    received: &Received,
+) -> AppOutcome {
+    let (kind, report) = match app.params {
+        AppParams::Media(params) => {
+            let delays: Vec<f64> = received
+                .frames
+                .iter()
+                .map(|f| f.delay().as_secs_f64() * 1e3)
+                .collect();
+            let late = received
+                .frames
+                .iter()
+                .filter(|f: &&FrameRecord| f.delay() > params.deadline)
+                .count() as u64;
+            // Fields the simulator's report may gain later keep their defaults here.
+            #[allow(clippy::needless_update)]
+            let report = MediaReport {
+                frames_sent: sent.frames_sent,
+                frames_received: received.frames_received,
+                frame_delay_ms: DelayPercentiles::of(&delays),
+                late_frames: late,
+                deadline_ms: params.deadline.as_secs_f64() * 1e3,
+                frames: received.frames.clone(),
+                cancelled_frames: sent.cancelled_frames,
+                bitrate_bps: params.bitrate_bps,
+                mean_bitrate_bps: sent.mean_bitrate_bps as f64,
+                fps: params.fps,
+                first_capture_s: sent.started_at.map_or(0.0, |t| t.as_secs_f64()),
+                ..MediaReport::default()
+            };
+            (sim::apps::media::KIND, serde_json::to_value(report))
+        }
+        AppParams::Bulk(params) => (
+            sim::apps::bulk::KIND,
+            Ok(serde_json::json!({
+                "written_bytes": sent.written_bytes,
+                "offered_bps": params.rate_bps,
+            })),
+        ),
+    };
+    let report = match report {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    AppOutcome {
+        name: name.to_owned(),
+        kind: kind.to_owned(),
+        received_bytes: received.received_bytes,
+        busy_periods: sent.started_at.map(|t| (t, None)).into_iter().collect(),
+        report,
+    }
+}
+
+/// `sent` with its start on a clock `shift_ns` ahead of the sender's.
+pub fn shift_sent(sent: &SentSummary, shift_ns: i64) -> SentSummary {
+    let started_at = sent.started_at.map(|t| {
+        let nanos = t.as_nanos() as i128 + i128::from(shift_ns);
+        Duration::from_nanos(nanos.clamp(0, i128::from(u64::MAX)) as u64)
+    });
+    SentSummary {
+        started_at,
+        ..*sent
+    }
 }
 
 /// Flow indices in the order their clients connect (start time, then flow order).
@@ -74,10 +229,21 @@ fn connect_order(scenario: &Scenario) -> Vec<usize> {
     order
 }
 
+/// What a flow's client brought back (perf: with when it started connecting, run time).
+enum FlowResult {
+    Perf(Duration, Result<perf::ClientReport, perf::PerfError>),
+    Session(Result<SessionReport, perf::PerfError>),
+}
+
+/// How long the run waits for a server to record a session after its client returned.
+const SESSION_RECORD_WAIT: Duration = Duration::from_secs(3);
+
 /// Plays `scenario` in real time; `progress` sees the elapsed time.
 ///
-/// Each flow gets its own perf server (its own controller and transport settings, as in the
-/// simulator) behind one relay that imposes the scenario's path, access delays included.
+/// Each flow gets its own server (its own controller and transport settings, as in the
+/// simulator) behind one relay that imposes the scenario's path, access delays included. The
+/// run's clock starts with the relay's model, and media/bulk sessions measure on it at both
+/// ends.
 pub fn run(
     scenario: &Scenario,
     spec: &RunSpec,
@@ -106,43 +272,82 @@ pub fn run(
             scenario.forward.rate_bps.max(scenario.return_link.rate_bps),
             scenario.forward.delay + scenario.return_link.delay,
         );
+        // The run's clock: the relay's time zero (its capacity schedule), the flows' start
+        // times, and both ends of every media/bulk session.
+        let epoch = Instant::now();
         // The simulator's transport settings (satellite preset + scenario overrides) for each
-        // flow, so the two backends differ only in their clocks and sockets.
+        // flow, so the two backends differ only in their clocks and sockets; the controller
+        // probed for bytes in flight, as the simulator's.
         let mut servers = Vec::new();
         for (index, controller) in controllers.iter().enumerate() {
             let settings = crate::plan::transport_settings(scenario, index);
             servers.push(Server::start(ServerOptions {
                 listen: "127.0.0.1:0".parse().expect("valid"),
                 identity: perf::parse_identity(&cert, &key)?,
-                transport: Arc::new(settings.to_quinn(true, controller.factory.clone())),
+                transport: Arc::new(
+                    settings.to_quinn(true, perf::probed(controller.factory.clone())),
+                ),
                 log_dir: None,
                 socket_buffer_bytes,
-                session_epoch: None,
+                session_epoch: Some(epoch),
+                // One connection per server.
+                kept_sessions: 1,
             })?);
         }
         let mut flow_upstreams = Vec::new();
         for &index in &order {
             flow_upstreams.push(servers[index].local_addr()?);
         }
-        let relay = Relay::start(RelayConfig {
-            listen: "127.0.0.1:0".parse().expect("valid"),
-            upstream: flow_upstreams[0],
-            flow_upstreams,
-            forward: scenario.forward.clone(),
-            return_link: scenario.return_link.clone(),
-            mtu_bytes: scenario.mtu_bytes,
-            access_delays: order
-                .iter()
-                .map(|&i| scenario.flows[i].access_delay)
-                .collect(),
-            seed: spec.seed,
-            socket_buffer_bytes: None,
-        })?;
+        let relay = Relay::start_at(
+            RelayConfig {
+                listen: "127.0.0.1:0".parse().expect("valid"),
+                upstream: flow_upstreams[0],
+                flow_upstreams,
+                forward: scenario.forward.clone(),
+                return_link: scenario.return_link.clone(),
+                mtu_bytes: scenario.mtu_bytes,
+                access_delays: order
+                    .iter()
+                    .map(|&i| scenario.flows[i].access_delay)
+                    .collect(),
+                seed: spec.seed,
+                socket_buffer_bytes: None,
+            },
+            epoch,
+        )?;
         let relay_address = relay.local_addr();
-        let epoch = Instant::now();
+        // Flows due before now (setting up took a moment) start now, still in connect order and
+        // SAME_START_STAGGER apart, so the relay numbers them as planned.
+        let floor = epoch.elapsed();
         let mut tasks = Vec::new();
         for (index, flow) in scenario.flows.iter().enumerate() {
             let settings = crate::plan::transport_settings(scenario, index);
+            let transport = Arc::new(
+                settings.to_quinn(false, perf::probed(controllers[index].factory.clone())),
+            );
+            let due = |i: usize| scenario.flows[i].start.max(floor);
+            let same_start_before = order
+                .iter()
+                .take_while(|&&i| i != index)
+                .filter(|&&i| due(i) == due(index))
+                .count() as u32;
+            let start = due(index) + SAME_START_STAGGER * same_start_before;
+            if is_session(flow) {
+                let options = SessionOptions {
+                    server: relay_address,
+                    server_name: "localhost".into(),
+                    trust: Trust::Roots(roots.clone()),
+                    request: session_request(scenario, spec, index),
+                    transport,
+                    socket_buffer_bytes,
+                    shared_epoch: Some(epoch),
+                };
+                tasks.push(tokio::spawn(async move {
+                    tokio::time::sleep_until((epoch + start).into()).await;
+                    FlowResult::Session(emu::session::run(options, std::future::pending()).await)
+                }));
+                continue;
+            }
             let options = ClientOptions {
                 server: relay_address,
                 server_name: "localhost".into(),
@@ -157,22 +362,16 @@ pub fn run(
                         .unwrap_or(scenario.duration)
                         .saturating_sub(flow.start),
                 ),
-                transport: Arc::new(settings.to_quinn(false, controllers[index].factory.clone())),
+                transport,
                 socket_buffer_bytes,
                 thresholds: scenario.time_to_bytes.clone(),
                 verify: true,
                 repeat_after: flow.perf().and_then(|p| p.repeat_after),
             };
-            let same_start_before = order
-                .iter()
-                .take_while(|&&i| i != index)
-                .filter(|&&i| scenario.flows[i].start == flow.start)
-                .count() as u32;
-            let start = flow.start + SAME_START_STAGGER * same_start_before;
             tasks.push(tokio::spawn(async move {
                 tokio::time::sleep_until((epoch + start).into()).await;
                 let began = epoch.elapsed();
-                (began, perf::get(options, &|_| {}).await)
+                FlowResult::Perf(began, perf::get(options, &|_| {}).await)
             }));
         }
         let mut ticker = tokio::time::interval(Duration::from_millis(100));
@@ -196,6 +395,22 @@ pub fn run(
         let end_time = epoch
             .elapsed()
             .min(scenario.duration.max(Duration::from_millis(1)));
+        // A session's server records it once the client has closed: a moment after the
+        // client returned.
+        let mut sessions: Vec<Option<ServerSession>> = Vec::new();
+        for (server, flow) in servers.iter().zip(&scenario.flows) {
+            let mut session = None;
+            if is_session(flow) {
+                let waited = Instant::now();
+                while session.is_none() && waited.elapsed() < SESSION_RECORD_WAIT {
+                    session = server.sessions().into_iter().next();
+                    if session.is_none() {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            }
+            sessions.push(session);
+        }
         let traces: Vec<Vec<TracePoint>> = servers
             .iter()
             .map(|s| s.traces().into_iter().next().unwrap_or_default())
@@ -207,26 +422,218 @@ pub fn run(
         }
         let labels: Vec<String> = controllers.iter().map(|c| c.label.clone()).collect();
         Ok(outcome(
-            scenario, spec, &labels, &order, results, &traces, stats, end_time,
+            scenario, spec, &labels, &order, results, &sessions, &traces, stats, end_time,
         ))
     })
 }
 
-/// The real-time run as a [`RunOutcome`]. `traces[i]` is flow `i`'s server connection;
-/// the relay numbers flows in `order` (connect order).
+/// A flow's progress at the sample ticks: each application's in-order bytes at its receiving
+/// end, as (time, per-app bytes) in time order.
+type AppProgress = Vec<(Duration, Vec<u64>)>;
+
+/// What the emulator measured of one flow, in the simulator's terms.
+struct FlowMeasured {
+    apps: Vec<AppOutcome>,
+    delivered: u64,
+    end: FlowEnd,
+    ended_at: Option<Duration>,
+    handshake: Option<Duration>,
+    progress: AppProgress,
+}
+
+/// A perf flow's client report as a [`FlowMeasured`].
+fn perf_measured(
+    name: &str,
+    began: Duration,
+    result: &Result<perf::ClientReport, perf::PerfError>,
+) -> FlowMeasured {
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => {
+            return FlowMeasured {
+                apps: vec![
+                    PerfReport {
+                        exchanges: Vec::new(),
+                        downloaded_bytes: 0,
+                        uploaded_bytes: 0,
+                    }
+                    .into_outcome(name, 0),
+                ],
+                delivered: 0,
+                end: FlowEnd::Error {
+                    reason: e.to_string(),
+                },
+                ended_at: None,
+                handshake: None,
+                progress: Vec::new(),
+            };
+        }
+    };
+    let seconds = Duration::from_secs_f64;
+    let requested_at = began + seconds(r.handshake_s);
+    let completed_at = r.completed.then(|| requested_at + seconds(r.transfer_s));
+    let at = |start: Duration, map: &BTreeMap<u64, f64>| {
+        map.iter().map(|(b, t)| (*b, start + seconds(*t))).collect()
+    };
+    let mut exchanges = vec![Exchange {
+        requested_at,
+        completed_at,
+        upload_completed_at: None,
+        reached: at(requested_at, &r.time_to_bytes_s),
+    }];
+    let mut progress: AppProgress = r
+        .samples
+        .iter()
+        .map(|(t, b)| (requested_at + seconds(*t), vec![*b]))
+        .collect();
+    let mut delivered = r.bytes_received;
+    let mut ended_at = completed_at;
+    let mut completed = r.completed;
+    for repeat in &r.repeats {
+        let start = requested_at + seconds(repeat.requested_s);
+        let done = repeat.completed.then(|| start + seconds(repeat.transfer_s));
+        progress.extend(
+            repeat
+                .samples
+                .iter()
+                .map(|(t, b)| (start + seconds(*t), vec![delivered + *b])),
+        );
+        exchanges.push(Exchange {
+            requested_at: start,
+            completed_at: done,
+            upload_completed_at: None,
+            reached: at(start, &repeat.time_to_bytes_s),
+        });
+        delivered += repeat.bytes_received;
+        ended_at = done;
+        completed = repeat.completed;
+    }
+    FlowMeasured {
+        apps: vec![
+            PerfReport {
+                exchanges,
+                downloaded_bytes: delivered,
+                uploaded_bytes: r.bytes_uploaded,
+            }
+            .into_outcome(name, delivered),
+        ],
+        delivered,
+        end: if completed {
+            FlowEnd::Completed
+        } else {
+            FlowEnd::Running
+        },
+        ended_at,
+        handshake: Some(seconds(r.handshake_s)),
+        progress,
+    }
+}
+
+/// A session flow's two ends as a [`FlowMeasured`]: each application from its sender's
+/// account and its receiver's measurements (both on the run's clock).
+fn session_measured(
+    flow: &scenario::FlowSpec,
+    request: &SessionRequest,
+    result: &Result<SessionReport, perf::PerfError>,
+    server: Option<&ServerSession>,
+) -> FlowMeasured {
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            return FlowMeasured {
+                apps: Vec::new(),
+                delivered: 0,
+                end: FlowEnd::Error {
+                    reason: e.to_string(),
+                },
+                ended_at: None,
+                handshake: None,
+                progress: Vec::new(),
+            };
+        }
+    };
+    let empty = EndReport::default();
+    let server_end = server.and_then(|s| s.report.as_ref()).unwrap_or(&empty);
+    let mut apps = Vec::new();
+    for (index, app) in request.apps.iter().enumerate() {
+        let (sender_end, receiver_end) = match app.sender {
+            Sender::Server => (server_end, &report.client),
+            Sender::Client => (&report.client, server_end),
+        };
+        let sent = match sender_end.apps.get(index) {
+            Some(AppEnd::Sent(sent)) => *sent,
+            // The server's account travels in its summary too.
+            _ => report
+                .server_sent
+                .apps
+                .get(index)
+                .copied()
+                .unwrap_or_default(),
+        };
+        let received = match receiver_end.apps.get(index) {
+            Some(AppEnd::Received(received)) => received.clone(),
+            _ => Received::default(),
+        };
+        apps.push(session_app_outcome(
+            &flow.apps[index].name,
+            app,
+            &sent,
+            &received,
+        ));
+    }
+    // Each application's bytes at its receiving end, at the ticks both ends sampled.
+    let mut progress: AppProgress = Vec::new();
+    for (t, client_row) in &report.client.samples {
+        let server_row = server_end
+            .samples
+            .iter()
+            .rfind(|(at, _)| at <= t)
+            .map(|(_, row)| row.as_slice())
+            .unwrap_or(&[]);
+        let row = request
+            .apps
+            .iter()
+            .enumerate()
+            .map(|(i, app)| match app.sender {
+                Sender::Server => client_row.get(i).copied().unwrap_or(0),
+                Sender::Client => server_row.get(i).copied().unwrap_or(0),
+            })
+            .collect();
+        progress.push((*t, row));
+    }
+    let error = server.and_then(|s| s.error.clone());
+    FlowMeasured {
+        delivered: apps.iter().map(|a| a.received_bytes).sum(),
+        apps,
+        end: match error {
+            Some(reason) => FlowEnd::Error {
+                reason: format!("server: {reason}"),
+            },
+            None => FlowEnd::Running,
+        },
+        ended_at: None,
+        handshake: Some(report.handshake),
+        progress,
+    }
+}
+
+/// The real-time run as a [`RunOutcome`]. `traces[i]` and `sessions[i]` are flow `i`'s server
+/// connection; the relay numbers flows in `order` (connect order).
 #[allow(clippy::too_many_arguments)]
 fn outcome(
     scenario: &Scenario,
     spec: &RunSpec,
     labels: &[String],
     order: &[usize],
-    results: Vec<(Duration, Result<perf::ClientReport, perf::PerfError>)>,
+    results: Vec<FlowResult>,
+    sessions: &[Option<ServerSession>],
     traces: &[Vec<TracePoint>],
     stats: emu::relay::RelayStats,
     end_time: Duration,
 ) -> RunOutcome {
     let mut flows = Vec::new();
     let mut samples = Vec::new();
+    let mut app_samples = Vec::new();
     let relay_index: BTreeMap<usize, usize> =
         order.iter().enumerate().map(|(k, &f)| (f, k)).collect();
     let queue_at = |t: Duration| {
@@ -237,7 +644,7 @@ fn outcome(
             .last()
             .map_or((0, 0), |&(_, f, r)| (f, r))
     };
-    for (index, (flow, (began, result))) in scenario.flows.iter().zip(results).enumerate() {
+    for (index, (flow, result)) in scenario.flows.iter().zip(results).enumerate() {
         let trace = traces.get(index).filter(|t| !t.is_empty());
         let bottleneck = stats
             .flows
@@ -252,88 +659,41 @@ fn outcome(
             sender.congestion_events = p.congestion_events;
             sender.final_cwnd_bytes = p.cwnd_bytes;
         }
-        let (exchanges, delivered, uploaded, end, ended_at, handshake, client_samples) =
-            match &result {
-                Ok(r) => {
-                    let seconds = Duration::from_secs_f64;
-                    let requested_at = began + seconds(r.handshake_s);
-                    let completed_at = r.completed.then(|| requested_at + seconds(r.transfer_s));
-                    let at = |start: Duration, map: &BTreeMap<u64, f64>| {
-                        map.iter().map(|(b, t)| (*b, start + seconds(*t))).collect()
-                    };
-                    let mut exchanges = vec![Exchange {
-                        requested_at,
-                        completed_at,
-                        upload_completed_at: None,
-                        reached: at(requested_at, &r.time_to_bytes_s),
-                    }];
-                    let mut samples: Vec<(Duration, u64)> = r
-                        .samples
-                        .iter()
-                        .map(|(t, b)| (requested_at + seconds(*t), *b))
-                        .collect();
-                    let mut delivered = r.bytes_received;
-                    let mut ended_at = completed_at;
-                    let mut completed = r.completed;
-                    for repeat in &r.repeats {
-                        let start = requested_at + seconds(repeat.requested_s);
-                        let done = repeat.completed.then(|| start + seconds(repeat.transfer_s));
-                        samples.extend(
-                            repeat
-                                .samples
-                                .iter()
-                                .map(|(t, b)| (start + seconds(*t), delivered + *b)),
-                        );
-                        exchanges.push(Exchange {
-                            requested_at: start,
-                            completed_at: done,
-                            upload_completed_at: None,
-                            reached: at(start, &repeat.time_to_bytes_s),
-                        });
-                        delivered += repeat.bytes_received;
-                        ended_at = done;
-                        completed = repeat.completed;
-                    }
-                    (
-                        exchanges,
-                        delivered,
-                        r.bytes_uploaded,
-                        if completed {
-                            FlowEnd::Completed
-                        } else {
-                            FlowEnd::Running
-                        },
-                        ended_at,
-                        Some(seconds(r.handshake_s)),
-                        samples,
-                    )
-                }
-                Err(e) => (
-                    Vec::new(),
-                    0,
-                    0,
-                    FlowEnd::Error {
-                        reason: e.to_string(),
-                    },
-                    None,
-                    None,
-                    Vec::new(),
-                ),
-            };
-        // 100 ms samples over the run: client bytes in order, server cwnd/RTT/losses.
+        let measured = match &result {
+            FlowResult::Perf(began, r) => perf_measured(&flow.apps[0].name, *began, r),
+            FlowResult::Session(r) => session_measured(
+                flow,
+                &session_request(scenario, spec, index),
+                r,
+                sessions.get(index).and_then(Option::as_ref),
+            ),
+        };
+        // 100 ms samples over the run: bytes in order at the receiving ends, server
+        // cwnd/RTT/losses.
+        let apps = measured.apps.len().max(1);
         let mut tick = Duration::from_millis(100);
         while tick <= end_time {
             if tick >= flow.start {
-                let delivered_bytes = client_samples
+                let row = measured
+                    .progress
                     .iter()
                     .take_while(|(t, _)| *t <= tick)
                     .last()
-                    .map_or(0, |s| s.1);
+                    .map(|(_, row)| row.clone())
+                    .unwrap_or_default();
+                for app in 0..apps {
+                    app_samples.push(sim::AppSample {
+                        t: tick,
+                        flow: index,
+                        app,
+                        delivered_bytes: row.get(app).copied().unwrap_or(0),
+                    });
+                }
                 let point = trace.and_then(|t| t.iter().take_while(|p| p.t <= tick).last());
                 samples.push(Sample {
                     t: tick,
                     flow: index,
-                    delivered_bytes,
+                    delivered_bytes: row.iter().sum(),
                     cwnd_bytes: point.map_or(0, |p| p.cwnd_bytes),
                     in_flight_bytes: 0,
                     srtt: point.map_or(Duration::ZERO, |p| p.rtt),
@@ -349,32 +709,25 @@ fn outcome(
             name: flow.name.clone(),
             cc: labels[index].clone(),
             start: flow.start,
-            handshake,
-            delivered_bytes: delivered,
-            apps: vec![
-                PerfReport {
-                    exchanges,
-                    downloaded_bytes: delivered,
-                    uploaded_bytes: uploaded,
-                }
-                .into_outcome(&flow.apps[0].name, delivered),
-            ],
-            end,
-            ended_at,
+            handshake: measured.handshake,
+            delivered_bytes: measured.delivered,
+            apps: measured.apps,
+            end: measured.end,
+            ended_at: measured.ended_at,
             sender,
             bottleneck_forward: bottleneck[0],
             bottleneck_return: bottleneck[1],
         });
     }
     samples.sort_by_key(|s| (s.t, s.flow));
-    // One perf application per flow: its progress is the flow's.
-    let app_samples = samples
+    app_samples.sort_by_key(|s| (s.t, s.flow, s.app));
+    let link_samples = stats
+        .forward_serialized
         .iter()
-        .map(|s| sim::AppSample {
-            t: s.t,
-            flow: s.flow,
-            app: 0,
-            delivered_bytes: s.delivered_bytes,
+        .filter(|(t, _)| *t <= end_time)
+        .map(|&(t, bytes)| LinkSample {
+            t,
+            forward_serialized_bytes: bytes,
         })
         .collect();
     RunOutcome {
@@ -383,7 +736,7 @@ fn outcome(
         flows,
         samples,
         app_samples,
-        link_samples: Vec::new(),
+        link_samples,
         forward_link: stats.forward,
         return_link: stats.return_link,
         forward_capacity_bits: scenario.forward.capacity_bits(Duration::ZERO, end_time),

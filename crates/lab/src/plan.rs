@@ -11,7 +11,7 @@ use sim::apps::media::MediaSpec;
 use sim::apps::perf::PerfSpec;
 use sim::{AppSpec, FlowApp, FlowConfig, Role, SimConfig, TransportSettings};
 
-use scenario::apps::{AppConfig, AppKind};
+use scenario::apps::{AppConfig, AppKind, MediaConfig};
 use scenario::controllers::{ControllerError, ControllerSpec};
 use scenario::{RunSpec, Scenario};
 
@@ -78,6 +78,20 @@ pub fn flow_controller(
     }
 }
 
+/// The deadline of a media application of flow `flow`: its own, else the flow's one-way
+/// propagation delay + [`MEDIA_DEADLINE_SLACK`] (both backends).
+pub fn media_deadline(scenario: &Scenario, flow: usize, media: &MediaConfig) -> Duration {
+    media
+        .deadline
+        .unwrap_or(scenario.path_config().flow_base_rtt(flow) / 2 + MEDIA_DEADLINE_SLACK)
+}
+
+/// The seed of application `index` of flow `flow` in a run with seed `seed` (its random
+/// stream, e.g. a media source's frame sizes; both backends).
+pub fn app_seed(seed: u64, flow: usize, index: usize) -> u64 {
+    netsim::derive_seed(seed, 7000 + 64 * flow as u64 + index as u64)
+}
+
 /// The simulator's application for a scenario's app table: the one place that knows both.
 /// `seed` is the run's seed; `flow` and `app` index the app (its random stream).
 fn flow_app(scenario: &Scenario, seed: u64, flow: usize, index: usize, app: &AppConfig) -> FlowApp {
@@ -88,10 +102,7 @@ fn flow_app(scenario: &Scenario, seed: u64, flow: usize, index: usize, app: &App
             } else {
                 Role::Server
             };
-            // Default deadline: the flow's one-way propagation delay + 150 ms.
-            let deadline = media
-                .deadline
-                .unwrap_or(scenario.path_config().flow_base_rtt(flow) / 2 + MEDIA_DEADLINE_SLACK);
+            let deadline = media_deadline(scenario, flow, media);
             Arc::new(MediaSpec {
                 bitrate_bps: media.bitrate_bps,
                 fps: media.fps,
@@ -100,7 +111,7 @@ fn flow_app(scenario: &Scenario, seed: u64, flow: usize, index: usize, app: &App
                 jitter: media.jitter,
                 deadline,
                 sender,
-                seed: netsim::derive_seed(seed, 7000 + 64 * flow as u64 + index as u64),
+                seed: app_seed(seed, flow, index),
                 adaptive: media.adaptive,
             })
         }

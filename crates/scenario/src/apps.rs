@@ -134,8 +134,8 @@ struct RawBulk {
 }
 
 /// Defaults of a media table: 2 Mbit/s at 30 fps, a keyframe every 2 s five times a P-frame,
-/// ±20 % size jitter.
-const DEFAULT_MEDIA: MediaConfig = MediaConfig {
+/// ±20 % size jitter (also `satquic get --media`'s).
+pub const DEFAULT_MEDIA: MediaConfig = MediaConfig {
     bitrate_bps: 2_000_000,
     fps: 30,
     keyframe_interval: 60,

@@ -38,6 +38,16 @@ struct FrameWriter {
     finished: bool,
 }
 
+impl Drop for FrameWriter {
+    /// A frame not completely written when the sender stops is cancelled: quinn would finish
+    /// the stream on drop, and a frame cut short is not a frame.
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.stream.reset(VarInt::from_u32(FRAME_EXPIRED));
+        }
+    }
+}
+
 /// The sending half.
 pub(super) struct MediaSender {
     params: MediaParams,

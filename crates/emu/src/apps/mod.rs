@@ -91,14 +91,6 @@ pub struct EndReport {
     pub error: Option<String>,
 }
 
-/// Why an end could not start.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EndError {
-    /// The session names applications this end cannot run together.
-    #[error("{0}")]
-    Unsupported(String),
-}
-
 /// State shared by an end's tasks.
 #[derive(Debug, Default)]
 struct Shared {
@@ -137,7 +129,7 @@ impl End {
     /// A bidirectional stream the peer opens goes to the first bulk application this end
     /// receives that has none yet; every unidirectional stream to the first media application
     /// it receives (the simulator routes streams the same way).
-    pub fn start(connection: quinn::Connection, config: EndConfig) -> Result<End, EndError> {
+    pub fn start(connection: quinn::Connection, config: EndConfig) -> End {
         let count = config.apps.len();
         let shared = Arc::new(Shared {
             received: (0..count).map(|_| AtomicU64::new(0)).collect(),
@@ -194,7 +186,7 @@ impl End {
         });
         let samples = Arc::new(Mutex::new(Vec::new()));
         let sampler = tokio::spawn(sample_loop(shared.clone(), samples.clone(), config.epoch));
-        Ok(End {
+        End {
             config,
             shared,
             stop_sending,
@@ -203,7 +195,7 @@ impl End {
             receivers,
             sampler,
             samples,
-        })
+        }
     }
 
     /// Stops the senders (nothing more is captured or written) and returns what they did, per
