@@ -305,6 +305,12 @@ impl App for MediaSender {
             conn.set_send_window(windows.media_bytes);
         }
         while let Some(&(seq, at, size)) = self.waiting.first() {
+            if !scheduler.admit_frame(now.saturating_sub(at), size, self.spec.deadline) {
+                // It could not arrive in time: drop it at the source.
+                self.waiting.remove(0);
+                self.cancelled_frames += 1;
+                continue;
+            }
             let Some(id) = conn.streams().open(Dir::Uni) else {
                 break;
             };
