@@ -90,25 +90,8 @@ pub fn has_media_or_bulk(outcome: &RunOutcome) -> bool {
 
 /// Throughput of one application's samples (time order) over `window`, bit/s.
 pub fn windowed_throughput_bps(samples: &[&AppSample], window: Duration) -> Vec<f64> {
-    let mut out = Vec::with_capacity(samples.len());
-    let mut back = 0;
-    for (i, s) in samples.iter().enumerate() {
-        while back + 1 < i && samples[back + 1].t + window <= s.t {
-            back += 1;
-        }
-        let (t0, bytes0) = if samples[back].t + window <= s.t {
-            (samples[back].t, samples[back].delivered_bytes)
-        } else {
-            (Duration::ZERO, 0)
-        };
-        let span = (s.t - t0).as_secs_f64();
-        out.push(if span > 0.0 {
-            (s.delivered_bytes - bytes0) as f64 * 8.0 / span
-        } else {
-            0.0
-        });
-    }
-    out
+    let points: Vec<(Duration, u64)> = samples.iter().map(|s| (s.t, s.delivered_bytes)).collect();
+    crate::timeseries::sliding_rate_bps(&points, window)
 }
 
 fn app_series(outcome: &RunOutcome, flow: usize, app: usize) -> Vec<&AppSample> {

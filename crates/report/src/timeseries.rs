@@ -46,21 +46,30 @@ pub struct Row {
 
 /// Sliding-window goodput for each sample of one flow (samples in time order).
 pub fn sliding_goodput_bps(samples: &[&Sample], window: Duration) -> Vec<f64> {
-    let mut out = Vec::with_capacity(samples.len());
+    let points: Vec<(Duration, u64)> = samples.iter().map(|s| (s.t, s.delivered_bytes)).collect();
+    sliding_rate_bps(&points, window)
+}
+
+/// The rate of a cumulative byte count over a sliding `window`, at each of its points
+/// `(time, bytes so far)` (in time order): bytes since the newest point at least `window`
+/// older, or since time zero while there is none. The one definition of "throughput over a
+/// window" for flows (goodput) and applications alike.
+pub fn sliding_rate_bps(points: &[(Duration, u64)], window: Duration) -> Vec<f64> {
+    let mut out = Vec::with_capacity(points.len());
     let mut back = 0;
-    for (i, s) in samples.iter().enumerate() {
-        // Advance `back` to the newest sample at least `window` older than `s`, if any.
-        while back + 1 < i && samples[back + 1].t + window <= s.t {
+    for (i, &(t, bytes)) in points.iter().enumerate() {
+        // Advance `back` to the newest point at least `window` older than this one, if any.
+        while back + 1 < i && points[back + 1].0 + window <= t {
             back += 1;
         }
-        let (t0, bytes0) = if samples[back].t + window <= s.t {
-            (samples[back].t, samples[back].delivered_bytes)
+        let (t0, bytes0) = if points[back].0 + window <= t {
+            points[back]
         } else {
             (Duration::ZERO, 0)
         };
-        let span = (s.t - t0).as_secs_f64();
+        let span = (t - t0).as_secs_f64();
         out.push(if span > 0.0 {
-            (s.delivered_bytes - bytes0) as f64 * 8.0 / span
+            (bytes - bytes0) as f64 * 8.0 / span
         } else {
             0.0
         });
