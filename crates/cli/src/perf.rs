@@ -16,7 +16,7 @@ use scenario::units;
 
 /// A path as `--path FORWARD/RETURN/RTT`, e.g. "250Mbit/3Mbit/650ms": forward = server to
 /// client (downloads), 1-BDP buffers.
-fn parse_path(text: &str) -> anyhow::Result<netsim::PathConfig> {
+fn parse_path(text: &str) -> anyhow::Result<quinn_satellite::SatellitePath> {
     let parts: Vec<&str> = text.split('/').map(str::trim).collect();
     let [forward, back, rtt] = parts.as_slice() else {
         bail!("--path {text:?}: expected FORWARD/RETURN/RTT, e.g. 250Mbit/3Mbit/650ms");
@@ -25,20 +25,15 @@ fn parse_path(text: &str) -> anyhow::Result<netsim::PathConfig> {
         |v: &str| units::parse_rate(v).with_context(|| format!("--path {text:?}: rate {v:?}"));
     let rtt =
         units::parse_duration(rtt).with_context(|| format!("--path {text:?}: RTT {rtt:?}"))?;
-    if rtt.is_zero() {
-        bail!("--path {text:?}: the RTT must be greater than zero");
-    }
-    Ok(netsim::PathConfig {
-        forward: netsim::LinkConfig::new(rate(forward)?, rtt / 2),
-        return_link: netsim::LinkConfig::new(rate(back)?, rtt / 2),
-        mtu_bytes: 1500,
-        access_delays: vec![std::time::Duration::ZERO],
-    })
+    let path = quinn_satellite::SatellitePath::new(rate(forward)?, rate(back)?, rtt);
+    path.check().with_context(|| format!("--path {text:?}"))?;
+    Ok(path)
 }
 
-/// The endpoint's transport: with `--path`, satquic's satellite preset for that path (windows
-/// from its BDP, ACK thinning sized to the return link with the quinn-proto stall workaround,
-/// Hybla's start-up target at the path's BDP); without it, large windows only.
+/// The endpoint's transport: with `--path`, the satellite preset for that path from
+/// `quinn_satellite` (windows from its BDP, ACK thinning sized to the return link with the
+/// quinn-proto stall workaround, Hybla's start-up target at the sending direction's BDP) with
+/// the `--cc` controller; without it, large windows only.
 fn endpoint_transport(
     is_server: bool,
     path: Option<&str>,
@@ -53,18 +48,13 @@ fn endpoint_transport(
         ));
     };
     let path = parse_path(path)?;
-    let settings = sim::TransportSettings::satellite_preset(&path, 0);
-    let bdp = netsim::bdp_bytes(path.forward.rate_bps, path.base_rtt());
-    let mut transport = settings.to_quinn(
-        is_server,
-        perf::probed(controller(cc, cc_params, Some(bdp))?),
-    );
-    transport.max_idle_timeout(Some(
-        std::time::Duration::from_secs(30)
-            .try_into()
-            .expect("30 s is a valid idle timeout"),
-    ));
-    Ok(transport)
+    let side = if is_server {
+        quinn_satellite::Side::Server
+    } else {
+        quinn_satellite::Side::Client
+    };
+    let controller = controller(cc, cc_params, Some(path.sending_bdp_bytes(side)))?;
+    Ok(path.transport_with_controller(side, perf::probed(controller))?)
 }
 
 /// The endpoint's UDP socket buffer: sized for `--path` if given, else the floor.
@@ -73,8 +63,8 @@ fn socket_buffer(path: Option<&str>) -> anyhow::Result<usize> {
         Some(p) => {
             let path = parse_path(p)?;
             emu::sockbuf::buffer_bytes_for(
-                path.forward.rate_bps.max(path.return_link.rate_bps),
-                path.base_rtt(),
+                path.forward_rate_bps.max(path.return_rate_bps),
+                path.rtt,
             )
         }
         None => emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
@@ -445,7 +435,7 @@ fn session_request(
         }
         None => {
             let one_way = match args.path.as_deref() {
-                Some(p) => parse_path(p)?.base_rtt() / 2,
+                Some(p) => parse_path(p)?.rtt / 2,
                 None => std::time::Duration::ZERO,
             };
             one_way + lab::plan::MEDIA_DEADLINE_SLACK

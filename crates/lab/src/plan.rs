@@ -25,7 +25,7 @@ pub const MEDIA_DEADLINE_SLACK: Duration = Duration::from_millis(150);
 pub fn transport_settings(scenario: &Scenario, index: usize) -> TransportSettings {
     let path = scenario.path_config();
     let spec = &scenario.flows[index].transport;
-    let mut settings = TransportSettings::satellite_preset(&path, index);
+    let mut settings = sim::satellite_preset(&path, index);
     if let Some(v) = spec.initial_rtt {
         settings.initial_rtt = v;
     }

@@ -119,7 +119,7 @@ impl FlowSpec {
 pub use perfwire::Request as Download;
 
 /// Transport settings of one connection. `None` means "auto": the lab chooses (windows are
-/// sized from the path's bandwidth-delay product, see `sim::TransportSettings::satellite_preset`) or leaves quinn's default.
+/// sized from the path's bandwidth-delay product, see `quinn_satellite::TransportSettings::for_path`) or leaves quinn's default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TransportSpec {
     /// RTT assumed before the first sample.

@@ -34,7 +34,7 @@ use crate::outcome::{
     AppSample, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
 };
 use crate::tls::{self, Identity, TlsError};
-use crate::transport::TransportSettings;
+use quinn_satellite::TransportSettings;
 use probe::{ProbeReadings, ProbedFactory};
 
 /// Steps allowed at one instant before the run is declared livelocked.

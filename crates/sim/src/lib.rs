@@ -24,11 +24,12 @@ pub use outcome::{
     AppSample, EmulatorDrops, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
 };
 pub use probe::{ProbeReadings, ProbedFactory};
-pub use transport::{
+pub use quinn_satellite::settings::{
     ACK_BUDGET_SHARE, ACK_PACKET_WIRE_BYTES, ACK_STALL_WORKAROUND_INITIAL_RTT,
     ACK_STALL_WORKAROUND_MAX_ACK_DELAY, MAX_ACK_ELICITING_THRESHOLD, MIN_ACKS_PER_BDP,
     QUINN_DEFAULT_INITIAL_RTT, TransportSettings, ack_threshold,
 };
+pub use transport::satellite_preset;
 
 /// QUIC bytes per full-size packet that are not stream payload, for the goodput ceiling: short
 /// header (1 flags byte + [`CID_LEN`] + 2-byte packet number), AEAD tag (16), STREAM frame

@@ -1,244 +1,74 @@
-//! QUIC transport settings for satellite paths: the preset and its translation to quinn.
-//!
-//! quinn's defaults are tuned for terrestrial paths and cap a GEO transfer long before the
-//! congestion controller does: a 1.25 MB stream receive window allows at most ~16 Mbit/s at
-//! 600 ms RTT, and one ACK per two packets does not fit in a 3 Mbit/s return link carrying a
-//! 250 Mbit/s download. [`TransportSettings::satellite_preset`] sizes the windows from the path.
-//!
-//! ACK thinning is on by default wherever one ACK per two packets would take more than
-//! [`ACK_BUDGET_SHARE`] of the reverse link ([`ack_threshold`]). ACK-only packets are about 62
-//! bytes on the wire: at one ACK per two packets a 3 Mbit/s return link carries ≈ 6 000 ACKs/s,
-//! i.e. at most ≈ 145 Mbit/s of 1500-byte data, whatever the congestion controller does.
-//!
-//! # The quinn-proto 0.11.19 ACK-frequency stall and its workaround
-//!
-//! `Connection::poll_transmit` calls `timers.stop(Timer::MaxAckDelay)` whenever it sends an
-//! ACK in *any* packet-number space, although that timer belongs to the Data space only. At
-//! the end of the handshake the client receives the server's first 1-RTT packets (carrying
-//! ACK_FREQUENCY), arms the Data-space timer, then sends its Initial/Handshake ACKs in the same
-//! call: the timer is stopped while the Data space still records a pending ack-eliciting
-//! packet, and it is never re-armed (the Data space's `earliest_ack_eliciting_since_last_ack_sent`
-//! is cleared only by a Data ACK). The Handshake ACK also pushes `next_bundled_ack_time` about
-//! one RTT out, so no Data ACK rides on client packets either. With a threshold k > 1 and a
-//! first flight of k packets or fewer, nothing is ACKed until the server's PTO: 1.5 s at 600 ms
-//! (measured with a logging copy of quinn-proto; also present on quinn's main branch).
-//!
-//! The workaround, using only the public API ([`TransportSettings::to_quinn`] applies it on the
-//! endpoint that requests thinning): that endpoint starts with `initial_rtt` =
-//! [`ACK_STALL_WORKAROUND_INITIAL_RTT`] and asks for an explicit `max_ack_delay` of
-//! [`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`]. quinn requests min(max_ack_delay, smoothed RTT), so
-//! the first ACK_FREQUENCY frame asks for 25 ms; after the first real RTT sample the candidate
-//! becomes 40 ms, a change above quinn's 20 % threshold, so quinn sends a second ACK_FREQUENCY.
-//! Its receipt re-arms the peer's timer (at a time already past), and the peer ACKs at once.
-//! Cost: one spurious Handshake PTO on the requesting side (its timers start from 25 ms). On
-//! paths with an RTT below ≈ 30 ms the second frame may never be sent, but there a stall lasts
-//! one PTO of a short RTT and the budget rarely asks for thinning. The regression test
-//! `ack_frequency_stall_after_handshake` pins the behaviour.
+//! The satellite transport preset for a modelled path: what `quinn_satellite` computes from a
+//! path description, fed from the `netsim` model (scheduled rates, queue limits, per-flow RTTs).
+//! The settings themselves, their reasons and the quinn-proto ACK-frequency stall workaround
+//! live in `quinn_satellite::settings`, the one place for them, which applications use too.
 
-use std::sync::Arc;
-use std::time::Duration;
+use netsim::{PathConfig, QueueLimit};
+use quinn_satellite::{SatellitePath, TransportSettings};
 
-use quinn_proto::congestion::ControllerFactory;
-use quinn_proto::{AckFrequencyConfig, TransportConfig, VarInt};
-use serde::Serialize;
-
-use netsim::{IP_UDP_HEADER_BYTES, PathConfig, QueueLimit, bdp_bytes};
-
-/// Wire size of an ACK-only packet we budget for: IPv4/UDP 28 + short header ≈ 12 + ACK frame
-/// with a few ranges ≈ 24 + AEAD tag 16.
-pub const ACK_PACKET_WIRE_BYTES: u64 = 80;
-
-/// Share of the reverse link that ACKs may use before the preset asks the peer to ACK less often.
-pub const ACK_BUDGET_SHARE: f64 = 0.05;
-
-/// Largest ACK-eliciting threshold the preset requests: beyond this, loss detection and
-/// byte-counting growth see ACKs too rarely.
-pub const MAX_ACK_ELICITING_THRESHOLD: u32 = 64;
-
-/// quinn's default initial RTT, used when neither the preset nor the scenario sets one.
-pub const QUINN_DEFAULT_INITIAL_RTT: Duration = Duration::from_millis(333);
-
-/// Initial RTT of an endpoint that requests ACK thinning: low enough that its first
-/// ACK_FREQUENCY frame asks for less than [`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`] / 1.2, so quinn
-/// sends a second one after the first RTT sample (see the module docs).
-pub const ACK_STALL_WORKAROUND_INITIAL_RTT: Duration = Duration::from_millis(25);
-
-/// `max_ack_delay` requested together with a threshold: above 1.2 × the workaround's initial
-/// RTT, and short next to a satellite RTT (it adds to the sender's PTO and to RTT samples of
-/// flights smaller than the threshold).
-pub const ACK_STALL_WORKAROUND_MAX_ACK_DELAY: Duration = Duration::from_millis(40);
-
-/// At least this many ACKs per base RTT at a full window (BDP): fewer would starve loss
-/// detection and byte-counting growth on paths whose BDP is small next to the budget's k.
-pub const MIN_ACKS_PER_BDP: u64 = 8;
-
-/// Transport parameters of one flow, fully resolved (no "auto" left).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TransportSettings {
-    /// RTT assumed before the first sample (handshake timers).
-    pub initial_rtt: Duration,
-    /// Per-stream receive window (flow control), bytes.
-    pub stream_receive_window_bytes: u64,
-    /// Connection receive window, bytes.
-    pub receive_window_bytes: u64,
-    /// Send buffer the application may fill ahead of the congestion window, bytes.
-    pub send_window_bytes: u64,
-    /// Largest QUIC datagram (UDP payload) both ends send from the start, bytes.
-    pub initial_mtu_bytes: u16,
-    /// ACK-eliciting threshold the server requests of the client (download ACKs), if any;
-    /// None sends no ACK_FREQUENCY request.
-    pub server_ack_eliciting_threshold: Option<u32>,
-    /// ACK-eliciting threshold the client requests of the server (upload ACKs), if any.
-    pub client_ack_eliciting_threshold: Option<u32>,
-    /// max_ack_delay requested with the thresholds; None asks for
-    /// [`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`] (module docs).
-    pub max_ack_delay: Option<Duration>,
-}
-
-impl TransportSettings {
-    /// The satellite preset for flow `flow` of `path`:
-    /// - receive and send windows: 2 × (BDP + bottleneck buffer) at the highest scheduled rate of
-    ///   the flow's base RTT, at least quinn's defaults, so flow control never binds before the
-    ///   congestion window does (Hybla's windows may exceed the BDP by the whole buffer);
-    /// - datagrams as large as the path MTU allows (MTU − 28), no MTU discovery;
-    /// - ACK frequency: each data direction's receiver is asked to ACK every k + 1 packets, k
-    ///   from [`ack_threshold`] (ACKs within 5 % of the reverse link, k ≤ 64) and at most
-    ///   BDP / [`MIN_ACKS_PER_BDP`] packets; where k = 1 (quinn's default ratio) nothing is
-    ///   requested. The requesting side carries the stall workaround (module docs).
-    pub fn satellite_preset(path: &PathConfig, flow: usize) -> Self {
-        let rtt = path.flow_base_rtt(flow);
-        let window = |forward: &netsim::LinkConfig| -> u64 {
-            let max_rate = forward
-                .schedule
-                .iter()
-                .filter_map(|s| s.rate_bps)
-                .chain([forward.rate_bps])
-                .max()
-                .unwrap_or(forward.rate_bps);
-            let bdp = bdp_bytes(max_rate, rtt);
-            let buffer = match forward.queue {
-                QueueLimit::Packets(p) => p.saturating_mul(u64::from(path.mtu_bytes)),
-                queue => queue
-                    .limit_bytes(forward.rate_bps, path.base_rtt())
-                    .expect("byte limits"),
-            };
-            2 * (bdp + buffer)
-        };
-        let download_window = window(&path.forward).max(1_250_000);
-        let upload_window = window(&path.return_link).max(1_250_000);
-        let largest = download_window.max(upload_window);
-        let max_datagram_bytes = u64::from(path.mtu_bytes);
-        let thinning = |data: &netsim::LinkConfig, reverse: &netsim::LinkConfig| {
-            let bdp_packets = bdp_bytes(data.rate_bps, rtt) / max_datagram_bytes;
-            let window_cap = (bdp_packets / MIN_ACKS_PER_BDP).saturating_sub(1);
-            let k = ack_threshold(data.rate_bps, reverse.rate_bps, path.mtu_bytes)
-                .min(u32::try_from(window_cap).unwrap_or(u32::MAX));
-            (k > 1).then_some(k)
-        };
-        let server_ack_eliciting_threshold = thinning(&path.forward, &path.return_link);
-        let client_ack_eliciting_threshold = thinning(&path.return_link, &path.forward);
-        Self {
-            initial_rtt: QUINN_DEFAULT_INITIAL_RTT,
-            stream_receive_window_bytes: largest,
-            receive_window_bytes: largest.max(15_000_000),
-            send_window_bytes: largest.max(10_000_000),
-            initial_mtu_bytes: (path.mtu_bytes - IP_UDP_HEADER_BYTES).min(u32::from(u16::MAX))
-                as u16,
-            server_ack_eliciting_threshold,
-            client_ack_eliciting_threshold,
-            max_ack_delay: (server_ack_eliciting_threshold.is_some()
-                || client_ack_eliciting_threshold.is_some())
-            .then_some(ACK_STALL_WORKAROUND_MAX_ACK_DELAY),
+/// The satellite preset for flow `flow` of `path` (`quinn_satellite::TransportSettings::for_path`):
+/// windows for the highest scheduled rate of each direction and its bottleneck buffer, ACK
+/// thinning from the rates the path starts with, at the flow's base RTT (its access delay
+/// included).
+pub fn satellite_preset(path: &PathConfig, flow: usize) -> TransportSettings {
+    let peak_rate = |link: &netsim::LinkConfig| -> u64 {
+        link.schedule
+            .iter()
+            .filter_map(|s| s.rate_bps)
+            .chain([link.rate_bps])
+            .max()
+            .unwrap_or(link.rate_bps)
+    };
+    let buffer = |link: &netsim::LinkConfig| -> u64 {
+        match link.queue {
+            QueueLimit::Packets(p) => p.saturating_mul(u64::from(path.mtu_bytes)),
+            queue => queue
+                .limit_bytes(link.rate_bps, path.base_rtt())
+                .expect("every limit but packets has a size in bytes"),
         }
-    }
-
-    /// quinn's TransportConfig for one side of the flow. The side that requests ACK thinning
-    /// starts from [`ACK_STALL_WORKAROUND_INITIAL_RTT`] unless its initial RTT was set below
-    /// quinn's default explicitly (module docs: the quinn-proto stall).
-    pub fn to_quinn(
-        &self,
-        is_server: bool,
-        controller: Arc<dyn ControllerFactory + Send + Sync>,
-    ) -> TransportConfig {
-        let mut config = TransportConfig::default();
-        config
-            .initial_rtt(self.initial_rtt)
-            .stream_receive_window(varint(self.stream_receive_window_bytes))
-            .receive_window(varint(self.receive_window_bytes))
-            .send_window(self.send_window_bytes)
-            .initial_mtu(self.initial_mtu_bytes)
-            .min_mtu(self.initial_mtu_bytes.min(1200))
-            .mtu_discovery_config(None)
-            .max_idle_timeout(None)
-            .congestion_controller_factory(controller);
-        let threshold = if is_server {
-            self.server_ack_eliciting_threshold
-        } else {
-            self.client_ack_eliciting_threshold
-        };
-        if let Some(threshold) = threshold {
-            if self.initial_rtt == QUINN_DEFAULT_INITIAL_RTT {
-                config.initial_rtt(ACK_STALL_WORKAROUND_INITIAL_RTT);
-            }
-            let mut ack = AckFrequencyConfig::default();
-            ack.ack_eliciting_threshold(VarInt::from_u32(threshold))
-                .max_ack_delay(Some(
-                    self.max_ack_delay
-                        .unwrap_or(ACK_STALL_WORKAROUND_MAX_ACK_DELAY),
-                ));
-            config.ack_frequency_config(Some(ack));
-        }
-        config
-    }
-}
-
-fn varint(value: u64) -> VarInt {
-    VarInt::from_u64(value.min(VarInt::MAX.into_inner())).expect("clamped to VarInt::MAX")
-}
-
-/// Packets the data receiver may get before it must ACK, so that ACKs of a full-rate data flow
-/// take at most [`ACK_BUDGET_SHARE`] of the reverse link. quinn's threshold k means "ACK after
-/// more than k packets", i.e. one ACK per k + 1 packets.
-pub fn ack_threshold(data_rate_bps: u64, reverse_rate_bps: u64, mtu_bytes: u32) -> u32 {
-    let data_packets_per_s = data_rate_bps as f64 / (f64::from(mtu_bytes) * 8.0);
-    let acks_per_s =
-        reverse_rate_bps as f64 * ACK_BUDGET_SHARE / (ACK_PACKET_WIRE_BYTES as f64 * 8.0);
-    let packets_per_ack = (data_packets_per_s / acks_per_s).ceil();
-    (packets_per_ack as u32)
-        .saturating_sub(1)
-        .clamp(1, MAX_ACK_ELICITING_THRESHOLD)
+    };
+    let description = SatellitePath {
+        forward_peak_rate_bps: Some(peak_rate(&path.forward)),
+        return_peak_rate_bps: Some(peak_rate(&path.return_link)),
+        forward_buffer_bytes: Some(buffer(&path.forward)),
+        return_buffer_bytes: Some(buffer(&path.return_link)),
+        mtu_bytes: path.mtu_bytes,
+        ..SatellitePath::new(
+            path.forward.rate_bps,
+            path.return_link.rate_bps,
+            path.flow_base_rtt(flow),
+        )
+    };
+    TransportSettings::for_path(&description)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
-    fn symmetric_geo_path_keeps_quinns_default_ack_ratio() {
-        // 10/10 Mbit/s: 833 packets/s vs 781 ACKs/s of budget → one ACK per 2 packets.
-        assert_eq!(ack_threshold(10_000_000, 10_000_000, 1500), 1);
-    }
-
-    #[test]
-    fn asymmetric_paths_ack_less_often() {
-        // 250/3: 20 833 packets/s, budget 234 ACKs/s → one ACK per 89 → capped at 64.
-        assert_eq!(ack_threshold(250_000_000, 3_000_000, 1500), 64);
-        // 50/10: 4 167 packets/s, budget 781 ACKs/s → one ACK per 6 → threshold 5.
-        assert_eq!(ack_threshold(50_000_000, 10_000_000, 1500), 5);
-    }
-
-    #[test]
-    fn windows_cover_bdp_plus_buffer_twice() {
+    fn windows_follow_the_highest_scheduled_rate_and_the_buffer() {
         let ms = Duration::from_millis;
+        let mut forward = netsim::LinkConfig::new(10_000_000, ms(300));
+        forward.schedule = vec![netsim::ScheduleStep {
+            at: Duration::from_secs(10),
+            rate_bps: Some(40_000_000),
+            delay: None,
+            loss: None,
+        }];
+        forward.queue = QueueLimit::Packets(100);
         let path = PathConfig {
-            forward: netsim::LinkConfig::new(250_000_000, ms(325)),
-            return_link: netsim::LinkConfig::new(3_000_000, ms(325)),
+            forward,
+            return_link: netsim::LinkConfig::new(10_000_000, ms(300)),
             mtu_bytes: 1500,
             access_delays: vec![Duration::ZERO],
         };
-        let s = TransportSettings::satellite_preset(&path, 0);
-        // BDP = 250e6 × 0.65 / 8 = 20 312 500; 1 BDP buffer → 2 × 40 625 000.
-        assert_eq!(s.stream_receive_window_bytes, 81_250_000);
-        assert_eq!(s.initial_mtu_bytes, 1472);
+        let s = satellite_preset(&path, 0);
+        // 40 Mbit/s × 0.6 s / 8 = 3 000 000 + 100 × 1500 → 2 × 3 150 000.
+        assert_eq!(s.stream_receive_window_bytes, 6_300_000);
+        // Thinning from the starting rate: 10/10 Mbit/s keeps quinn's ratio.
+        assert_eq!(s.server_ack_eliciting_threshold, None);
     }
 }

@@ -1,6 +1,6 @@
 //! ACK thinning on a thin return link, and the quinn-proto 0.11.19 stall it runs into.
 //!
-//! The stall (see `sim::TransportSettings` module docs): with an ACK-eliciting threshold k > 1,
+//! The stall (see the `quinn_satellite::settings` module docs): with an ACK-eliciting threshold k > 1,
 //! the client stops its Data-space max_ack_delay timer when it sends its Handshake ACK and
 //! never re-arms it, so a first 1-RTT flight of ≤ k packets is ACKed only after the server's
 //! PTO. The preset's workaround must bring that first Data ACK back to one RTT plus
@@ -138,7 +138,7 @@ fn first_data_ack(transport: TransportSettings) -> Duration {
 
 #[test]
 fn ack_frequency_stall_after_handshake() {
-    let preset = TransportSettings::satellite_preset(&thin_return_path(), 0);
+    let preset = sim::satellite_preset(&thin_return_path(), 0);
     assert_eq!(preset.server_ack_eliciting_threshold, Some(64));
     // Sent at 600 ms, received at 900 ms; the ACK is due max_ack_delay later and arrives
     // another 300 ms after that.

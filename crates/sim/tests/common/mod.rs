@@ -7,7 +7,7 @@ use netsim::{LinkConfig, LossModel, PathConfig, QueueLimit};
 use perfwire::Request;
 use quinn_proto::congestion::{ControllerFactory, CubicConfig, NewRenoConfig};
 use sim::apps::perf::PerfSpec;
-use sim::{FlowApp, FlowConfig, SimConfig, TransportSettings};
+use sim::{FlowApp, FlowConfig, SimConfig};
 
 pub fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -44,7 +44,7 @@ pub fn single_flow(
         mtu_bytes: 1500,
         access_delays: vec![Duration::ZERO],
     };
-    let transport = TransportSettings::satellite_preset(&path, 0);
+    let transport = sim::satellite_preset(&path, 0);
     SimConfig {
         path,
         seed: 1,
