@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::bail;
-use clap::Args;
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lab::runner::Progress;
 use scenario::Scenario;
@@ -15,11 +15,21 @@ use studies::sweep::{self, SweepPlan};
 
 use crate::run::scenario_source;
 
-/// Flags of `satquic sweep`.
+/// Flags of `satquic sweep`: either a sweep (`SCENARIO --grid ...`, optionally one
+/// `--shard K/N` of it) or `merge` of shards.
 #[derive(Debug, Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    disable_help_subcommand = true
+)]
 pub struct SweepArgs {
-    /// Scenario file or built-in name.
-    pub scenario: String,
+    /// Combine shards: `satquic sweep merge DIR... --out DIR`.
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
+    /// Scenario file or built-in name (a file named `merge` needs a path: ./merge).
+    #[arg(required = true)]
+    pub scenario: Option<String>,
     /// A swept parameter: KEY=V1,V2,... (scenario keys as for --set); repeat for a grid.
     #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
     pub grid: Vec<String>,
@@ -47,9 +57,39 @@ pub struct SweepArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run only the K-th of N slices (K from 1, as Slurm's --array=1-N): every N-th run of
+    /// the sweep's order starting at the K-th. Writes shard-K-of-N.csv and .json into --out
+    /// for `satquic sweep merge`; no plot.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<sweep::Shard>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Subcommands of `satquic sweep`.
+#[derive(Debug, Subcommand)]
+pub enum SweepCommand {
+    /// Combine the shards of one sweep (`--shard 1/N` … `N/N`) into the canonical sweep.csv
+    /// and its plot, byte-identical to an unsharded run's.
+    Merge(MergeArgs),
+}
+
+/// Flags of `satquic sweep merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Directories holding shard-K-of-N.json and .csv files (one may hold all shards).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write sweep.csv and the plot.
+    #[arg(long, required = true)]
+    pub out: PathBuf,
+    /// Metric to plot against the first swept parameter.
+    #[arg(long, default_value = "goodput_bps")]
+    pub metric: String,
+    /// Flow whose metric is plotted (default: the first).
+    #[arg(long)]
+    pub flow: Option<String>,
 }
 
 /// Counts finished runs.
@@ -63,20 +103,39 @@ impl Progress for RunCounter {
     }
 }
 
+/// `--shard K/N`; clap names the flag itself, so only the problem is returned.
+fn parse_shard(arg: &str) -> Result<sweep::Shard, String> {
+    arg.parse().map_err(|e| match e {
+        sweep::SweepError::Shard { problem, .. } => problem,
+        other => other.to_string(),
+    })
+}
+
+fn check_metric(metric: &str) -> anyhow::Result<()> {
+    if !sweep::NUMERIC_METRICS.contains(&metric) {
+        bail!(
+            "--metric {metric:?}: choose one of {}",
+            sweep::NUMERIC_METRICS.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// Runs the command.
 pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+    if let Some(SweepCommand::Merge(merge_args)) = args.command {
+        return merge(merge_args);
+    }
     if args.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
-    if !studies::sweep::METRIC_COLUMNS[4..].contains(&args.metric.as_str()) {
-        bail!(
-            "--metric {:?}: choose one of {}",
-            args.metric,
-            studies::sweep::METRIC_COLUMNS[4..].join(", ")
-        );
-    }
+    check_metric(&args.metric)?;
     let axes = sweep::parse_grid(&args.grid)?;
-    let (text, origin) = scenario_source(&args.scenario)?;
+    let scenario = args
+        .scenario
+        .as_deref()
+        .expect("clap requires SCENARIO without a subcommand");
+    let (text, origin) = scenario_source(scenario)?;
     let base: Scenario = Scenario::from_toml_str(&text, &origin, &args.overrides)?;
     let load = |extra: &[String]| {
         let all: Vec<String> = args.overrides.iter().chain(extra).cloned().collect();
@@ -106,7 +165,11 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             }
         });
     }
-    let runs = sweep::points(&axes).len() * plan.controllers.len() * plan.seeds.len();
+    let all_runs = sweep::points(&axes).len() * plan.controllers.len() * plan.seeds.len();
+    let runs = match args.shard {
+        Some(shard) => (0..all_runs).filter(|&i| shard.takes(i)).count(),
+        None => all_runs,
+    };
     let bar = ProgressBar::with_draw_target(
         Some(runs as u64),
         if !args.quiet && std::io::stderr().is_terminal() {
@@ -125,7 +188,11 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let outcome = sweep::run(&plan, &out, threads, &RunCounter(bar.clone()), &cancel)?;
+    let counter = RunCounter(bar.clone());
+    let outcome = match args.shard {
+        Some(shard) => sweep::run_shard(&plan, shard, &out, threads, &counter, &cancel)?,
+        None => sweep::run(&plan, &out, threads, &counter, &cancel)?,
+    };
     bar.finish_and_clear();
     println!(
         "{} runs ({} already in {}), {} rows in {}",
@@ -141,12 +208,43 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             outcome.csv.display()
         );
     }
+    if let Some(shard) = args.shard {
+        println!(
+            "shard {shard} done ({runs} of the sweep's {all_runs} runs); when all {} shards are, combine them: satquic sweep merge DIR... --out DIR",
+            shard.count
+        );
+        return Ok(());
+    }
     let plots = sweep::plot(
         &outcome.csv,
         &axes,
         &args.metric,
         args.flow.as_deref(),
         &out.join(&args.metric),
+    )?;
+    for p in plots {
+        println!("  {}", p.display());
+    }
+    Ok(())
+}
+
+/// `satquic sweep merge`.
+fn merge(args: MergeArgs) -> anyhow::Result<()> {
+    check_metric(&args.metric)?;
+    let outcome = sweep::merge(&args.dirs, &args.out)?;
+    println!(
+        "{} shards, {} runs, {} rows in {}",
+        outcome.shards,
+        outcome.runs,
+        outcome.rows,
+        outcome.csv.display()
+    );
+    let plots = sweep::plot(
+        &outcome.csv,
+        &outcome.axes,
+        &args.metric,
+        args.flow.as_deref(),
+        &args.out.join(&args.metric),
     )?;
     for p in plots {
         println!("  {}", p.display());

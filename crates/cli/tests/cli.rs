@@ -200,3 +200,91 @@ fn a_valid_scenario_runs_and_writes_its_outputs() {
     }
     let _ = std::fs::remove_dir_all(out_dir);
 }
+
+#[test]
+fn sweep_shards_merge_to_the_unsharded_bytes_and_bad_shards_are_named() {
+    let root = std::env::temp_dir().join(format!("satquic-cli-sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = |name: &str| root.join(name).to_str().unwrap().to_owned();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            "thesis-geo",
+            "--grid",
+            "path.forward.delay=50ms,250ms",
+            "--cc",
+            "newreno,hybla",
+            "--set",
+            "duration=5s",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let out = satquic(&args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    sweep(&["--out", &dir("whole")]);
+    for k in 1..=3 {
+        sweep(&[
+            "--shard",
+            &format!("{k}/3"),
+            "--out",
+            &dir(&format!("s{k}")),
+        ]);
+    }
+    let merged = satquic(&[
+        "sweep",
+        "merge",
+        &dir("s1"),
+        &dir("s2"),
+        &dir("s3"),
+        "--out",
+        &dir("merged"),
+    ]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    for file in ["sweep.csv", "goodput_bps.svg", "goodput_bps.png"] {
+        let (a, b) = (
+            root.join("whole").join(file),
+            root.join("merged").join(file),
+        );
+        assert!(
+            std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+            "{file}: merged differs from unsharded"
+        );
+    }
+
+    for (bad, needle) in [
+        ("0/3", "between 1 and N"),
+        ("4/3", "between 1 and N"),
+        ("3", "K/N"),
+    ] {
+        fails_mentioning(
+            &["sweep", "thesis-geo", "--grid", "seed=1", "--shard", bad],
+            &["--shard", bad, needle],
+        );
+    }
+    fails_mentioning(
+        &[
+            "sweep",
+            "merge",
+            &dir("s1"),
+            &dir("s3"),
+            "--out",
+            &dir("m2"),
+        ],
+        &["shard 2/3 missing"],
+    );
+    fails_mentioning(
+        &["sweep", "merge", &dir("whole"), "--out", &dir("m2")],
+        &["no shard-K-of-N.json"],
+    );
+    fails_mentioning(&["sweep", "merge", "--out", &dir("m2")], &["<DIR>"]);
+    let _ = std::fs::remove_dir_all(root);
+}

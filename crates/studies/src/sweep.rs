@@ -6,6 +6,14 @@
 //! into the same directory skips those runs. When the sweep completes the file is rewritten in
 //! canonical order (point, controller, seed, flow), so its bytes do not depend on the number of
 //! worker threads or on interruptions.
+//!
+//! A sweep too large for one machine runs as N shards ([`Shard`], `--shard K/N`, K from 1):
+//! shard K takes the runs whose position in the canonical order is K − 1 modulo N (round
+//! robin, so every shard gets a similar mix of cheap and expensive grid points) and writes
+//! `shard-K-of-N.csv` next to a manifest `shard-K-of-N.json` naming the sweep (a digest of
+//! every run's resolved scenario, controller and seed) and its full run list. [`merge`] checks
+//! that the shards belong to one sweep, that each of 1..=N is there exactly once and finished,
+//! and that every run is present, then writes the same canonical sweep.csv as an unsharded run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
@@ -63,6 +71,17 @@ pub enum SweepError {
     /// A plot failed.
     #[error(transparent)]
     Plot(#[from] PlotError),
+    /// A `--shard K/N` argument is malformed.
+    #[error("--shard {arg:?}: {problem}")]
+    Shard {
+        /// The argument.
+        arg: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Shards cannot be merged (missing, duplicated, unfinished, or of different sweeps).
+    #[error("sweep merge: {0}")]
+    Merge(String),
 }
 
 /// Parses `KEY=V1,V2,...` arguments into axes.
@@ -251,17 +270,6 @@ pub struct SweepRow {
     pub metrics: SweepMetrics,
 }
 
-impl SweepRow {
-    /// Identity of the run inside sweep.csv: parameter values, controller, seed.
-    fn run_key(&self) -> (Vec<String>, String, String) {
-        (
-            self.values.clone(),
-            self.metrics.cc.clone(),
-            self.metrics.seed.to_string(),
-        )
-    }
-}
-
 fn header(axes: &[Axis]) -> Vec<String> {
     axes.iter()
         .map(|a| a.key.clone())
@@ -357,17 +365,221 @@ fn existing_rows(path: &Path, header: &[String]) -> Result<Vec<SweepRow>, SweepE
 /// What a sweep did.
 #[derive(Debug)]
 pub struct SweepOutcome {
-    /// Runs in the sweep.
+    /// Runs in the sweep (in this shard, for a shard).
     pub total_runs: usize,
-    /// Runs skipped because sweep.csv already had them.
+    /// Runs skipped because the results file already had them.
     pub skipped_runs: usize,
-    /// The results file.
+    /// The results file: sweep.csv, or shard-K-of-N.csv for a shard.
     pub csv: PathBuf,
     /// Whether every run finished (false after an interruption).
     pub complete: bool,
 }
 
-/// Runs the sweep into `dir`.
+/// One of `count` deterministic slices of a sweep: `--shard K/N`, K counted from 1 so that a
+/// Slurm array `--array=1-N` passes `$SLURM_ARRAY_TASK_ID/N` unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// K: which slice, 1 ≤ K ≤ N.
+    pub index: usize,
+    /// N: how many slices.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Whether the run at `position` in the canonical run order belongs to this shard (round
+    /// robin: position mod N = K − 1).
+    pub fn takes(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
+
+    /// File stem of this shard's outputs, `shard-K-of-N`.
+    pub fn file_stem(&self) -> String {
+        format!("shard-{}-of-{}", self.index, self.count)
+    }
+
+    /// The shard a file stem `shard-K-of-N` names, if it does.
+    fn from_file_stem(stem: &str) -> Option<Shard> {
+        let (k, n) = stem.strip_prefix("shard-")?.split_once("-of-")?;
+        Some(Shard {
+            index: k.parse().ok()?,
+            count: n.parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = SweepError;
+
+    /// Parses `K/N` (1 ≤ K ≤ N).
+    fn from_str(arg: &str) -> Result<Shard, SweepError> {
+        let problem = |p: String| SweepError::Shard {
+            arg: arg.to_owned(),
+            problem: p,
+        };
+        let (k, n) = arg
+            .split_once('/')
+            .ok_or_else(|| problem("expected K/N, e.g. 2/8 (K counts from 1)".into()))?;
+        let number = |what: &str, text: &str| {
+            text.trim().parse::<usize>().map_err(|_| {
+                problem(format!(
+                    "{what} {text:?} is not a whole number; expected K/N, e.g. 2/8"
+                ))
+            })
+        };
+        let (index, count) = (number("K", k)?, number("N", n)?);
+        if count == 0 {
+            return Err(problem("N must be at least 1".into()));
+        }
+        if index == 0 || index > count {
+            return Err(problem(format!(
+                "K must be between 1 and N = {count} (shards count from 1, as Slurm's --array=1-{count})"
+            )));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// One run of a sweep as sweep.csv identifies it: grid values, controller label, seed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunKey {
+    /// Value of each axis.
+    pub values: Vec<String>,
+    /// Controller label.
+    pub cc: String,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl RunKey {
+    fn of_row(row: &SweepRow) -> RunKey {
+        RunKey {
+            values: row.values.clone(),
+            cc: row.metrics.cc.clone(),
+            seed: row.metrics.seed,
+        }
+    }
+
+    fn of_entry(entry: &Entry) -> RunKey {
+        RunKey {
+            values: entry.point.iter().map(|(_, v)| v.clone()).collect(),
+            cc: entry.job.label.clone(),
+            seed: entry.job.spec.seed,
+        }
+    }
+}
+
+/// What `sweep merge` needs to know about a shard, written next to its csv as
+/// `shard-K-of-N.json`: which sweep it belongs to, which slice it is, whether it finished,
+/// and the sweep's axes and full run list (so the merge needs neither the scenario nor the
+/// flags).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardManifest {
+    /// Always [`ShardManifest::FORMAT`].
+    pub format: String,
+    /// Version of the satquic build that ran the shard.
+    pub satquic_version: String,
+    /// Digest of the whole sweep: every run's resolved scenario, controller and seed, and the
+    /// build's version. Equal for every shard of one sweep, whatever K and N.
+    pub sweep_id: String,
+    /// K.
+    pub shard: usize,
+    /// N.
+    pub shards: usize,
+    /// Whether every run of the shard finished (false while running or after an interruption).
+    pub complete: bool,
+    /// Swept keys and values, in order.
+    pub axes: Vec<AxisRecord>,
+    /// Every run of the whole sweep in canonical order (not only this shard's).
+    pub runs: Vec<RunKey>,
+}
+
+impl ShardManifest {
+    /// Format tag of shard manifests; a different tag is not read.
+    pub const FORMAT: &'static str = "satquic-sweep-shard/1";
+}
+
+/// An [`Axis`] as the manifest stores it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AxisRecord {
+    /// Override key.
+    pub key: String,
+    /// Values, in order.
+    pub values: Vec<String>,
+}
+
+/// FNV-1a, 64 bit: a digest that is the same on every machine and Rust version (unlike std's
+/// `DefaultHasher`), enough to tell sweeps apart (not a defence against forgery).
+struct Fnv64(u64);
+
+impl Fnv64 {
+    fn new() -> Self {
+        Fnv64(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // A separator, so ("ab", "c") and ("a", "bc") differ.
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+}
+
+/// The sweep's identity: the build's version, the axes' keys, and for each run its resolved
+/// scenario (which carries the scenario file and every override), controller label and seed.
+fn sweep_id(axes: &[Axis], all: &[Entry]) -> String {
+    let mut h = Fnv64::new();
+    h.write(env!("CARGO_PKG_VERSION").as_bytes());
+    for axis in axes {
+        h.write(axis.key.as_bytes());
+    }
+    for entry in all {
+        let key = RunKey::of_entry(entry);
+        for v in &key.values {
+            h.write(v.as_bytes());
+        }
+        h.write(key.cc.as_bytes());
+        h.write(&key.seed.to_le_bytes());
+        h.write(format!("{:?}", entry.scenario).as_bytes());
+    }
+    format!("{:016x}", h.0)
+}
+
+fn write_manifest(path: &Path, manifest: &ShardManifest) -> Result<(), SweepError> {
+    // One line: the run list makes it long for a large sweep.
+    let text = serde_json::to_string(manifest).map_err(|e| results_error(path, e))?;
+    // Written whole then renamed, so a reader never sees half a manifest.
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text + "\n").map_err(|e| results_error(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| results_error(path, e))
+}
+
+fn read_manifest(path: &Path) -> Result<ShardManifest, SweepError> {
+    let text = std::fs::read_to_string(path).map_err(|e| results_error(path, e))?;
+    let manifest: ShardManifest = serde_json::from_str(&text)
+        .map_err(|e| results_error(path, format!("not a shard manifest: {e}")))?;
+    if manifest.format != ShardManifest::FORMAT {
+        return Err(results_error(
+            path,
+            format!(
+                "format {:?}, this build reads {:?}",
+                manifest.format,
+                ShardManifest::FORMAT
+            ),
+        ));
+    }
+    Ok(manifest)
+}
+
+/// Runs the sweep into `dir` (sweep.csv).
 pub fn run(
     plan: &SweepPlan,
     dir: &Path,
@@ -375,34 +587,88 @@ pub fn run(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<SweepOutcome, SweepError> {
-    std::fs::create_dir_all(dir).map_err(|e| results_error(dir, e))?;
-    let csv_path = dir.join("sweep.csv");
-    let header = header(&plan.axes);
-    let previous = existing_rows(&csv_path, &header)?;
-    let done: BTreeSet<_> = previous.iter().map(SweepRow::run_key).collect();
+    run_slice(plan, None, dir, threads, progress, cancel)
+}
 
+/// Runs one shard of the sweep into `dir`: `shard-K-of-N.csv` and `shard-K-of-N.json`
+/// (combine the shards with [`merge`]). Rerunning the same shard into the same directory
+/// resumes it, like [`run`].
+pub fn run_shard(
+    plan: &SweepPlan,
+    shard: Shard,
+    dir: &Path,
+    threads: usize,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<SweepOutcome, SweepError> {
+    run_slice(plan, Some(shard), dir, threads, progress, cancel)
+}
+
+fn run_slice(
+    plan: &SweepPlan,
+    shard: Option<Shard>,
+    dir: &Path,
+    threads: usize,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<SweepOutcome, SweepError> {
+    std::fs::create_dir_all(dir).map_err(|e| results_error(dir, e))?;
+    let csv_path = match shard {
+        Some(shard) => dir.join(format!("{}.csv", shard.file_stem())),
+        None => dir.join("sweep.csv"),
+    };
+    let header = header(&plan.axes);
     let all = entries(plan)?;
-    let total_runs = all.len();
-    let (order, todo): (Vec<_>, Vec<_>) = all
+    let order: Vec<RunKey> = all.iter().map(RunKey::of_entry).collect();
+
+    let manifest = shard.map(|shard| ShardManifest {
+        format: ShardManifest::FORMAT.to_owned(),
+        satquic_version: env!("CARGO_PKG_VERSION").to_owned(),
+        sweep_id: sweep_id(&plan.axes, &all),
+        shard: shard.index,
+        shards: shard.count,
+        complete: false,
+        axes: plan
+            .axes
+            .iter()
+            .map(|a| AxisRecord {
+                key: a.key.clone(),
+                values: a.values.clone(),
+            })
+            .collect(),
+        runs: order.clone(),
+    });
+    if let (Some(shard), Some(manifest)) = (shard, &manifest) {
+        let path = dir.join(format!("{}.json", shard.file_stem()));
+        if path.exists() {
+            let found = read_manifest(&path)?;
+            if found.sweep_id != manifest.sweep_id {
+                return Err(results_error(
+                    &path,
+                    format!(
+                        "written by another sweep (id {}, this one is {}); use another --out or remove the shard's files",
+                        found.sweep_id, manifest.sweep_id
+                    ),
+                ));
+            }
+        }
+        write_manifest(&path, manifest)?;
+    }
+
+    let previous = existing_rows(&csv_path, &header)?;
+    let done: BTreeSet<RunKey> = previous.iter().map(RunKey::of_row).collect();
+    let mine: Vec<Entry> = all
         .into_iter()
         .enumerate()
-        .map(|(i, e)| {
-            let values: Vec<String> = e.point.iter().map(|(_, v)| v.clone()).collect();
-            (
-                (values, e.job.label.clone(), e.job.spec.seed.to_string(), i),
-                e,
-            )
-        })
-        .unzip();
-    let pending: Vec<(usize, Entry)> = todo
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| {
-            let (values, label, seed, _) = &order[*i];
-            !done.contains(&(values.clone(), label.clone(), seed.clone()))
-        })
+        .filter(|(i, _)| shard.is_none_or(|s| s.takes(*i)))
+        .map(|(_, e)| e)
         .collect();
-    let skipped_runs = total_runs - pending.len();
+    let total_runs = mine.len();
+    let pending_entries: Vec<Entry> = mine
+        .into_iter()
+        .filter(|e| !done.contains(&RunKey::of_entry(e)))
+        .collect();
+    let skipped_runs = total_runs - pending_entries.len();
 
     if !csv_path.exists() {
         let mut writer =
@@ -419,7 +685,6 @@ pub fn run(
             .map_err(|e| results_error(&csv_path, e))?,
     );
     let append_error: Mutex<Option<SweepError>> = Mutex::new(None);
-    let pending_entries: Vec<Entry> = pending.into_iter().map(|(_, e)| e).collect();
     let jobs: Vec<Job> = pending_entries
         .iter()
         .map(|e| Job {
@@ -454,7 +719,12 @@ pub fn run(
         Err(e) => return Err(e.into()),
     };
     if complete {
-        canonicalize(&csv_path, &header, &order)?;
+        let rows = existing_rows(&csv_path, &header)?;
+        write_canonical(&csv_path, &header, rows, &order)?;
+        if let (Some(shard), Some(mut manifest)) = (shard, manifest) {
+            manifest.complete = true;
+            write_manifest(&dir.join(format!("{}.json", shard.file_stem())), &manifest)?;
+        }
     }
     Ok(SweepOutcome {
         total_runs,
@@ -464,23 +734,23 @@ pub fn run(
     })
 }
 
-/// Rewrites sweep.csv sorted by run order (as the plan lists runs), then flow order.
-fn canonicalize(
+/// Writes `rows` to `path` sorted by run order (as the plan lists runs), then by their
+/// position in `rows` (which keeps each run's flows in scenario order).
+fn write_canonical(
     path: &Path,
     header: &[String],
-    order: &[(Vec<String>, String, String, usize)],
+    rows: Vec<SweepRow>,
+    order: &[RunKey],
 ) -> Result<(), SweepError> {
-    let rows = existing_rows(path, header)?;
-    let rank: BTreeMap<(Vec<String>, String, String), usize> = order
-        .iter()
-        .map(|(v, l, s, i)| ((v.clone(), l.clone(), s.clone()), *i))
-        .collect();
+    let rank: BTreeMap<&RunKey, usize> = order.iter().enumerate().map(|(i, k)| (k, i)).collect();
     let mut ranked: Vec<(usize, usize, SweepRow)> = rows
         .into_iter()
         .enumerate()
-        .map(|(n, r)| (rank.get(&r.run_key()).copied().unwrap_or(usize::MAX), n, r))
+        .map(|(n, r)| {
+            let rank = rank.get(&RunKey::of_row(&r)).copied().unwrap_or(usize::MAX);
+            (rank, n, r)
+        })
         .collect();
-    // Stable by file position within a run keeps the flows in scenario order.
     ranked.sort_by_key(|(rank, n, _)| (*rank, *n));
     let mut writer = csv::Writer::from_path(path).map_err(|e| results_error(path, e))?;
     writer
@@ -490,6 +760,232 @@ fn canonicalize(
         write_row(&mut writer, &row).map_err(|e| results_error(path, e))?;
     }
     writer.flush().map_err(|e| results_error(path, e))
+}
+
+/// What [`merge`] did.
+#[derive(Debug)]
+pub struct MergeOutcome {
+    /// The merged sweep.csv.
+    pub csv: PathBuf,
+    /// The sweep's axes (for [`plot`]).
+    pub axes: Vec<Axis>,
+    /// N.
+    pub shards: usize,
+    /// Runs in the sweep.
+    pub runs: usize,
+    /// Rows written (runs × flows).
+    pub rows: usize,
+}
+
+/// One shard found by [`merge`].
+struct FoundShard {
+    manifest: ShardManifest,
+    json: PathBuf,
+    csv: PathBuf,
+}
+
+fn merge_error(problem: impl Into<String>) -> SweepError {
+    SweepError::Merge(problem.into())
+}
+
+/// Shard manifests and csv files in `dir`, by file name.
+fn shards_in(dir: &Path) -> Result<Vec<FoundShard>, SweepError> {
+    let listing = std::fs::read_dir(dir).map_err(|e| results_error(dir, e))?;
+    let mut names: Vec<String> = Vec::new();
+    for item in listing {
+        let item = item.map_err(|e| results_error(dir, e))?;
+        if let Some(name) = item.file_name().to_str() {
+            names.push(name.to_owned());
+        }
+    }
+    names.sort();
+    let mut found = Vec::new();
+    for name in &names {
+        let Some(stem) = name.strip_suffix(".json") else {
+            continue;
+        };
+        let Some(shard) = Shard::from_file_stem(stem) else {
+            continue;
+        };
+        let json = dir.join(name);
+        let manifest = read_manifest(&json)?;
+        if (manifest.shard, manifest.shards) != (shard.index, shard.count) {
+            return Err(results_error(
+                &json,
+                format!(
+                    "says shard {}/{} but is named {stem}.json",
+                    manifest.shard, manifest.shards
+                ),
+            ));
+        }
+        found.push(FoundShard {
+            manifest,
+            json,
+            csv: dir.join(format!("{stem}.csv")),
+        });
+    }
+    if found.is_empty() {
+        let csvs: Vec<&String> = names
+            .iter()
+            .filter(|n| {
+                n.strip_suffix(".csv")
+                    .and_then(Shard::from_file_stem)
+                    .is_some()
+            })
+            .collect();
+        return Err(results_error(
+            dir,
+            if csvs.is_empty() {
+                "no shard-K-of-N.json here; pass the --out directories of `satquic sweep ... --shard K/N`".to_owned()
+            } else {
+                format!(
+                    "{csvs:?} without their .json manifests; rerun those shards to complete them"
+                )
+            },
+        ));
+    }
+    Ok(found)
+}
+
+/// Rebuilds the canonical sweep.csv in `out` from the shards found in `dirs` (each holding
+/// one or more `shard-K-of-N.json` + `.csv`; one directory may hold all of them). Refuses
+/// shards of different sweeps or different N, a shard present twice, missing or unfinished
+/// shards, and shard files whose rows are not exactly their slice's runs.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome, SweepError> {
+    if dirs.is_empty() {
+        return Err(merge_error("no shard directories given"));
+    }
+    let mut seen_dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut found: Vec<FoundShard> = Vec::new();
+    for dir in dirs {
+        // The same directory named twice (e.g. `d` and `d/`) holds the same files: read once.
+        let canonical = dir
+            .canonicalize()
+            .map_err(|e| results_error(dir, format!("cannot read this shard directory: {e}")))?;
+        if seen_dirs.insert(canonical) {
+            found.extend(shards_in(dir)?);
+        }
+    }
+    let first = &found[0];
+    for other in &found[1..] {
+        if other.manifest.sweep_id != first.manifest.sweep_id {
+            let what = if other.manifest.runs != first.manifest.runs
+                || other.manifest.axes != first.manifest.axes
+            {
+                "a different grid, controllers or seeds"
+            } else if other.manifest.satquic_version != first.manifest.satquic_version {
+                "a different satquic version"
+            } else {
+                "the same runs of a different scenario or --set overrides"
+            };
+            return Err(merge_error(format!(
+                "{} (sweep {}) and {} (sweep {}) belong to different sweeps: {what}",
+                first.json.display(),
+                first.manifest.sweep_id,
+                other.json.display(),
+                other.manifest.sweep_id
+            )));
+        }
+        if other.manifest.shards != first.manifest.shards {
+            return Err(merge_error(format!(
+                "{} is one of {} shards but {} is one of {}; merge the shards of one --shard K/N split",
+                first.json.display(),
+                first.manifest.shards,
+                other.json.display(),
+                other.manifest.shards
+            )));
+        }
+    }
+    let count = first.manifest.shards;
+    let mut by_index: BTreeMap<usize, &FoundShard> = BTreeMap::new();
+    for shard in &found {
+        if let Some(before) = by_index.insert(shard.manifest.shard, shard) {
+            return Err(merge_error(format!(
+                "shard {}/{count} is given twice: {} and {}",
+                shard.manifest.shard,
+                before.json.display(),
+                shard.json.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|k| !by_index.contains_key(k))
+        .map(|k| format!("{k}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(merge_error(format!(
+            "shard{} {} missing (found {} of {count})",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            by_index.len()
+        )));
+    }
+    let unfinished: Vec<String> = by_index
+        .values()
+        .filter(|s| !s.manifest.complete)
+        .map(|s| s.json.display().to_string())
+        .collect();
+    if !unfinished.is_empty() {
+        return Err(merge_error(format!(
+            "unfinished shard{}: {}; rerun the same `satquic sweep ... --shard K/N` to resume",
+            if unfinished.len() == 1 { "" } else { "s" },
+            unfinished.join(", ")
+        )));
+    }
+
+    let axes: Vec<Axis> = first
+        .manifest
+        .axes
+        .iter()
+        .map(|a| Axis {
+            key: a.key.clone(),
+            values: a.values.clone(),
+        })
+        .collect();
+    let header = header(&axes);
+    let order = &first.manifest.runs;
+    let mut all_rows = Vec::new();
+    for (&index, shard) in &by_index {
+        let slice = Shard { index, count };
+        let expected: BTreeSet<&RunKey> = order
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| slice.takes(*i))
+            .map(|(_, k)| k)
+            .collect();
+        if !shard.csv.exists() {
+            return Err(results_error(
+                &shard.csv,
+                format!("missing (its manifest {} is there)", shard.json.display()),
+            ));
+        }
+        let rows = existing_rows(&shard.csv, &header)?;
+        let present: BTreeSet<RunKey> = rows.iter().map(RunKey::of_row).collect();
+        if let Some(stray) = present.iter().find(|k| !expected.contains(k)) {
+            return Err(results_error(
+                &shard.csv,
+                format!("has a run that is not shard {slice}'s: {stray:?}"),
+            ));
+        }
+        if let Some(absent) = expected.iter().find(|k| !present.contains(*k)) {
+            return Err(results_error(
+                &shard.csv,
+                format!("lacks shard {slice}'s run {absent:?}"),
+            ));
+        }
+        all_rows.extend(rows);
+    }
+    std::fs::create_dir_all(out).map_err(|e| results_error(out, e))?;
+    let csv_path = out.join("sweep.csv");
+    let rows = all_rows.len();
+    write_canonical(&csv_path, &header, all_rows, order)?;
+    Ok(MergeOutcome {
+        csv: csv_path,
+        axes,
+        shards: count,
+        runs: order.len(),
+        rows,
+    })
 }
 
 /// A swept value as a number for the x axis, with its unit: durations in ms, rates in Mbit/s,
@@ -632,6 +1128,39 @@ mod tests {
             .to_string();
         assert!(err.contains("already swept"), "{err}");
         assert!(parse_grid(&[]).is_err());
+    }
+
+    #[test]
+    fn shards_parse_one_based_and_partition_the_runs() {
+        let s: Shard = "2/3".parse().unwrap();
+        assert_eq!((s.index, s.count), (2, 3));
+        assert_eq!(s.to_string(), "2/3");
+        assert_eq!(s.file_stem(), "shard-2-of-3");
+        assert_eq!(Shard::from_file_stem("shard-2-of-3"), Some(s));
+        assert_eq!(Shard::from_file_stem("sweep"), None);
+        for (bad, needle) in [
+            ("0/3", "between 1 and N = 3"),
+            ("4/3", "between 1 and N = 3"),
+            ("1/0", "at least 1"),
+            ("3", "expected K/N"),
+            ("a/3", "K \"a\""),
+            ("1/-2", "N \"-2\""),
+        ] {
+            let err = bad.parse::<Shard>().unwrap_err().to_string();
+            assert!(
+                err.starts_with("--shard") && err.contains(needle),
+                "{bad}: {err}"
+            );
+        }
+        // Every run in exactly one of N shards, for several N.
+        for n in 1..=5 {
+            for run in 0..23 {
+                let owners = (1..=n)
+                    .filter(|&k| Shard { index: k, count: n }.takes(run))
+                    .count();
+                assert_eq!(owners, 1, "run {run} of N = {n}");
+            }
+        }
     }
 
     #[test]
