@@ -100,6 +100,35 @@ fn size(flag: &str, v: &str) -> anyhow::Result<u64> {
     units::parse_size(v).with_context(|| format!("{flag} {v:?}"))
 }
 
+/// [`endpoint_transport`] as a recipe for every connection of the endpoint (with `--qlog` each
+/// gets its own `TransportConfig` carrying its qlog stream). The flags are checked here, once,
+/// so a bad one fails the command before anything starts.
+fn endpoint_recipe(
+    is_server: bool,
+    path: Option<&str>,
+    cc: &str,
+    cc_params: &[String],
+    window: &str,
+) -> anyhow::Result<perf::TransportRecipe> {
+    endpoint_transport(is_server, path, cc, cc_params, window)?;
+    let (path, cc, cc_params, window) = (
+        path.map(str::to_owned),
+        cc.to_owned(),
+        cc_params.to_vec(),
+        window.to_owned(),
+    );
+    Ok(perf::TransportRecipe::new(move || {
+        endpoint_transport(is_server, path.as_deref(), &cc, &cc_params, &window)
+            .expect("the same flags were accepted when the command started")
+    }))
+}
+
+/// The `--qlog DIR` directory, created and checked to be writable now.
+fn qlog_dir(dir: Option<&std::path::Path>) -> anyhow::Result<Option<emu::qlog::QlogDir>> {
+    dir.map(|d| emu::qlog::QlogDir::create(d).context("--qlog"))
+        .transpose()
+}
+
 /// Flags of `satquic serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -124,6 +153,11 @@ pub struct ServeArgs {
     /// Per-connection logs (JSON lines: cwnd, RTT, bytes sent, losses every 100 ms).
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
+    /// Write one qlog file per connection into DIR (quinn-proto's JSON-SEQ qlog: packets sent
+    /// and received, losses, recovery metrics), named by role, number, start time, peer and
+    /// the client's original connection ID.
+    #[arg(long, value_name = "DIR")]
+    pub qlog: Option<PathBuf>,
     /// Flow-control windows and send buffer (without --path).
     #[arg(long, default_value = "64MB")]
     pub window: String,
@@ -160,13 +194,14 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let options = ServerOptions {
         listen: args.listen,
         identity,
-        transport: Arc::new(endpoint_transport(
+        transport: endpoint_recipe(
             true,
             args.path.as_deref(),
             &args.cc,
             &args.cc_params,
             &args.window,
-        )?),
+        )?,
+        qlog: qlog_dir(args.qlog.as_deref())?,
         log_dir: args.log_dir.clone(),
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         session_epoch: None,
@@ -251,6 +286,10 @@ pub struct GetArgs {
     /// The media follows the scheduler's rate signal (as an adaptive encoder would).
     #[arg(long)]
     pub adaptive: bool,
+    /// Write the connection's qlog file into DIR (quinn-proto's JSON-SEQ qlog), named
+    /// client-0001-TIME-SERVER.sqlog.
+    #[arg(long, value_name = "DIR")]
+    pub qlog: Option<PathBuf>,
 }
 
 /// Fetches and reports.
@@ -313,13 +352,8 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         download_bytes,
         upload_bytes: size("--upload", &args.upload)?,
         duration,
-        transport: Arc::new(endpoint_transport(
-            false,
-            args.path.as_deref(),
-            &args.cc,
-            &[],
-            &args.window,
-        )?),
+        transport: endpoint_recipe(false, args.path.as_deref(), &args.cc, &[], &args.window)?,
+        qlog: qlog_dir(args.qlog.as_deref())?,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         thresholds: vec![2_000_000, 10_000_000, 100_000_000],
         verify: !args.no_verify,
@@ -347,7 +381,19 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         let bar = bar.clone();
         move |n: u64| bar.set_position(n)
     };
-    let report = runtime.block_on(perf::get(options, &progress))?;
+    let qlog = options.qlog.clone();
+    let report = runtime.block_on(async {
+        tokio::select! {
+            report = perf::get(options, &progress) => Ok(report?),
+            _ = tokio::signal::ctrl_c() => {
+                // What the connection's qlog holds so far stays readable.
+                if let Some(dir) = &qlog {
+                    dir.flush_all()?;
+                }
+                bail!("interrupted")
+            }
+        }
+    })?;
     bar.finish_and_clear();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -496,13 +542,8 @@ fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> anyhow::Resu
         server_name: server_name(args),
         trust,
         request: request.clone(),
-        transport: Arc::new(endpoint_transport(
-            false,
-            args.path.as_deref(),
-            &args.cc,
-            &[],
-            &args.window,
-        )?),
+        transport: endpoint_recipe(false, args.path.as_deref(), &args.cc, &[], &args.window)?,
+        qlog: qlog_dir(args.qlog.as_deref())?,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         shared_epoch: None,
     };

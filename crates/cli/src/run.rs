@@ -36,7 +36,8 @@ pub struct RunArgs {
     /// Override a scenario value, e.g. --set path.forward.rate=20Mbit --set flow.0.cc=cubic.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
-    /// Write qlog files (one per connection) for every flow, under DIR/qlog/.
+    /// Write qlog files (one per connection) for every flow, under DIR/qlog/LABEL-seedN/ (both
+    /// backends).
     #[arg(long)]
     pub qlog: bool,
     /// Worker threads (default: all cores). Results do not depend on it.
@@ -140,12 +141,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let backend: Box<dyn runner::Backend> = match args.backend {
-        Backend::Emu => {
-            if args.qlog {
-                bail!("--qlog: not available with --backend emu yet");
-            }
-            Box::new(runner::Emulator)
-        }
+        Backend::Emu => Box::new(runner::Emulator),
         Backend::Sim => Box::new(runner::Simulator { threads }),
     };
     let (runs, interrupted) = match backend.run(&scenario, &specs, qlog_root, &bars, &cancel) {

@@ -11,6 +11,7 @@ pub mod apps;
 pub mod ipnet;
 pub mod perf;
 pub mod pump;
+pub mod qlog;
 pub mod relay;
 pub mod session;
 pub mod sockbuf;

@@ -17,6 +17,8 @@ use quinn::{Endpoint, TransportConfig, VarInt};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Serialize;
 
+use crate::qlog::{ConnectionQlog, QlogDir};
+
 /// Bytes per write of pattern data.
 const WRITE_CHUNK_BYTES: usize = 32 * 1024;
 /// Sampling period of the per-connection log.
@@ -53,6 +55,9 @@ pub enum PerfError {
     /// A media/bulk session was refused or broke its protocol ([`crate::session`]).
     #[error("session: {0}")]
     Session(String),
+    /// A qlog file could not be written.
+    #[error(transparent)]
+    Qlog(#[from] crate::qlog::QlogError),
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PerfError {
@@ -73,6 +78,31 @@ pub fn probed(
     Arc::new(probe::ProbedFactory::per_connection(controller))
 }
 
+/// How an endpoint makes each connection's transport settings. quinn's `TransportConfig`
+/// cannot be cloned and carries the connection's qlog stream, so an endpoint writing one qlog
+/// file per connection ([`crate::qlog`]) needs a fresh one for every connection; without qlog
+/// one is built per endpoint and shared as before.
+#[derive(Clone)]
+pub struct TransportRecipe(Arc<dyn Fn() -> TransportConfig + Send + Sync>);
+
+impl TransportRecipe {
+    /// `make` builds the settings; it runs once per endpoint, and once per connection with qlog.
+    pub fn new(make: impl Fn() -> TransportConfig + Send + Sync + 'static) -> TransportRecipe {
+        TransportRecipe(Arc::new(make))
+    }
+
+    /// A fresh `TransportConfig`.
+    pub fn build(&self) -> TransportConfig {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for TransportRecipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.build(), f)
+    }
+}
+
 /// Transport settings shared by both ends: the controller (probed, see [`probed`]) and
 /// flow-control windows large enough for satellite BDPs.
 pub fn transport(
@@ -91,6 +121,14 @@ pub fn transport(
         ))
         .congestion_controller_factory(probed(controller));
     t
+}
+
+/// [`transport`] as a recipe (a fresh `TransportConfig` per connection when qlog is on).
+pub fn transport_recipe(
+    controller: Arc<dyn ControllerFactory + Send + Sync>,
+    window_bytes: u64,
+) -> TransportRecipe {
+    TransportRecipe::new(move || transport(controller.clone(), window_bytes))
 }
 
 /// A self-signed certificate for `names` (when no certificate is given), as PEM strings.
@@ -128,7 +166,9 @@ pub struct ServerOptions {
     /// Certificate chain and key.
     pub identity: (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>),
     /// Transport settings (controller, windows, ...), e.g. from [`transport`].
-    pub transport: Arc<TransportConfig>,
+    pub transport: TransportRecipe,
+    /// Where one qlog file per connection goes, if anywhere ([`crate::qlog`]).
+    pub qlog: Option<QlogDir>,
     /// Where per-connection logs (JSON lines of cwnd, RTT, bytes) go, if anywhere.
     pub log_dir: Option<PathBuf>,
     /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]); at least
@@ -171,6 +211,7 @@ pub struct Server {
     task: tokio::task::JoinHandle<()>,
     traces: Traces,
     sessions: crate::session::Sessions,
+    qlog: Option<QlogDir>,
 }
 
 impl Server {
@@ -186,7 +227,12 @@ impl Server {
         tls.alpn_protocols = vec![perfwire::ALPN.to_vec(), perfwire::session::ALPN.to_vec()];
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| PerfError::Tls(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        config.transport_config(options.transport);
+        config.transport_config(Arc::new(options.transport.build()));
+        // With qlog, each connection is accepted with a copy of this and its own transport.
+        let per_connection = options
+            .qlog
+            .clone()
+            .map(|dir| (config.clone(), options.transport.clone(), dir));
         let socket = std::net::UdpSocket::bind(options.listen)
             .map_err(io(format!("binding {}", options.listen)))?;
         crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf server socket");
@@ -217,9 +263,13 @@ impl Server {
                 next_id += 1;
                 let (id, log_dir, all, kept) =
                     (next_id, log_dir.clone(), all.clone(), kept.clone());
+                let (connecting, qlog) = accept(incoming, per_connection.as_ref());
                 tokio::spawn(async move {
                     // A failed or vanished client ends its own task only.
-                    if let Ok(connection) = incoming.await {
+                    let Some(connecting) = connecting else {
+                        return;
+                    };
+                    if let Ok(connection) = connecting.await {
                         let slot = {
                             let mut all = all.lock().expect("no poisoning");
                             all.push(Vec::new());
@@ -229,12 +279,19 @@ impl Server {
                             log_connection(connection.clone(), id, log_dir, (all, slot, started));
                         if negotiated_alpn(&connection).as_deref() == Some(perfwire::session::ALPN)
                         {
-                            let session = crate::session::serve(connection, session_epoch).await;
+                            let session =
+                                crate::session::serve(connection.clone(), session_epoch).await;
                             crate::session::keep(&kept, session, kept_sessions);
                         } else {
-                            serve_perf(connection).await;
+                            serve_perf(connection.clone()).await;
                         }
                         let _ = logger.await;
+                        if let Some(qlog) = qlog {
+                            connection.closed().await;
+                            if let Err(e) = qlog.flush() {
+                                eprintln!("warning: {e}");
+                            }
+                        }
                     }
                 });
             }
@@ -244,6 +301,7 @@ impl Server {
             task,
             traces,
             sessions,
+            qlog: options.qlog,
         })
     }
 
@@ -268,12 +326,46 @@ impl Server {
         self.endpoint.open_connections()
     }
 
-    /// Closes the endpoint.
+    /// Closes the endpoint, and writes out the qlog files still open.
     pub async fn stop(self) {
         self.endpoint.close(0u32.into(), b"server stopping");
         self.task.abort();
         self.endpoint.wait_idle().await;
+        if let Some(dir) = &self.qlog
+            && let Err(e) = dir.flush_all()
+        {
+            eprintln!("warning: {e}");
+        }
     }
+}
+
+/// Accepts `incoming`: with qlog (`per_connection`: the server's config, its transport recipe,
+/// the directory) with a transport of its own carrying the connection's qlog stream, else with
+/// the endpoint's shared config. A qlog file that cannot be created costs the connection its
+/// qlog, not its service (a warning says so).
+fn accept(
+    incoming: quinn::Incoming,
+    per_connection: Option<&(quinn::ServerConfig, TransportRecipe, QlogDir)>,
+) -> (Option<quinn::Connecting>, Option<ConnectionQlog>) {
+    let Some((config, transport, dir)) = per_connection else {
+        return (incoming.accept().ok(), None);
+    };
+    let mut own = transport.build();
+    let qlog = match dir.attach(
+        &mut own,
+        quinn::Side::Server,
+        incoming.remote_address(),
+        Some(&incoming.orig_dst_cid()),
+    ) {
+        Ok(qlog) => Some(qlog),
+        Err(e) => {
+            eprintln!("warning: {e}; this connection has no qlog");
+            None
+        }
+    };
+    let mut config = config.clone();
+    config.transport_config(Arc::new(own));
+    (incoming.accept_with(Arc::new(config)).ok(), qlog)
 }
 
 #[derive(Serialize)]
@@ -405,7 +497,9 @@ pub struct ClientOptions {
     /// Stop after this long (required for unlimited downloads).
     pub duration: Option<Duration>,
     /// Transport settings (controller for the upload direction, windows, ...).
-    pub transport: Arc<TransportConfig>,
+    pub transport: TransportRecipe,
+    /// Where the connection's qlog file goes, if anywhere ([`crate::qlog`]).
+    pub qlog: Option<QlogDir>,
     /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]).
     pub socket_buffer_bytes: usize,
     /// Sizes whose arrival times are reported.
@@ -543,6 +637,20 @@ pub(crate) fn client_config(
     Ok(config)
 }
 
+/// A client's transport for its one connection to `server`, with the connection's qlog
+/// stream attached when `qlog` is given.
+pub(crate) fn client_transport(
+    recipe: &TransportRecipe,
+    qlog: Option<&QlogDir>,
+    server: SocketAddr,
+) -> Result<(Arc<TransportConfig>, Option<ConnectionQlog>), PerfError> {
+    let mut transport = recipe.build();
+    let qlog = qlog
+        .map(|dir| dir.attach(&mut transport, quinn::Side::Client, server, None))
+        .transpose()?;
+    Ok((Arc::new(transport), qlog))
+}
+
 /// A client endpoint on a fresh UDP socket of `server`'s address family.
 pub(crate) fn client_endpoint(
     server: SocketAddr,
@@ -678,10 +786,12 @@ pub async fn get(
     options: ClientOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<ClientReport, PerfError> {
+    let (transport, qlog) =
+        client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
     let endpoint = client_endpoint(
         options.server,
         options.socket_buffer_bytes,
-        client_config(&options.trust, options.transport.clone(), perfwire::ALPN)?,
+        client_config(&options.trust, transport, perfwire::ALPN)?,
     )?;
     let started = Instant::now();
     let connection = endpoint
@@ -709,6 +819,9 @@ pub async fn get(
     }
     connection.close(0u32.into(), b"done");
     endpoint.wait_idle().await;
+    if let Some(qlog) = qlog {
+        qlog.flush()?;
+    }
     Ok(ClientReport {
         server: options.server.to_string(),
         handshake_s: handshake.as_secs_f64(),

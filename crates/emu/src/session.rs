@@ -28,7 +28,7 @@ use perfwire::session::{
     self, ACCEPTED_REPLY_BYTES, MAX_REASON_BYTES, MAX_SUMMARY_BYTES, OFFSET_BYTES, Reply, Sender,
     SessionRequest, Summary,
 };
-use quinn::{TransportConfig, VarInt};
+use quinn::VarInt;
 use sched::SchedulerSpec;
 
 use crate::apps::{End, EndConfig, EndReport};
@@ -197,7 +197,9 @@ pub struct SessionOptions {
     /// The session: applications, scheduler, duration (from the start of connecting).
     pub request: SessionRequest,
     /// Transport settings (controller for what the client sends, windows, ...).
-    pub transport: Arc<TransportConfig>,
+    pub transport: crate::perf::TransportRecipe,
+    /// Where the connection's qlog file goes, if anywhere ([`crate::qlog`]).
+    pub qlog: Option<crate::qlog::QlogDir>,
     /// Receive and send buffer of the UDP socket, bytes.
     pub socket_buffer_bytes: usize,
     /// `Some`: the clock both ends share (one process; the server has the same `Instant`);
@@ -246,10 +248,12 @@ pub async fn run(
             sched::SCHEDULERS.join(", ")
         ))
     })?;
+    let (transport, qlog) =
+        crate::perf::client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
     let endpoint = crate::perf::client_endpoint(
         options.server,
         options.socket_buffer_bytes,
-        crate::perf::client_config(&options.trust, options.transport.clone(), session::ALPN)?,
+        crate::perf::client_config(&options.trust, transport, session::ALPN)?,
     )?;
     let connection = endpoint
         .connect(options.server, &options.server_name)
@@ -269,6 +273,9 @@ pub async fn run(
     .await;
     connection.close(0u32.into(), b"done");
     let _ = tokio::time::timeout(CLOSING_WAIT, endpoint.wait_idle()).await;
+    if let Some(qlog) = qlog {
+        qlog.flush()?;
+    }
     let (clock_offset_ns, client, server_sent, ended_at) = result?;
     Ok(SessionReport {
         server: options.server.to_string(),
@@ -432,7 +439,8 @@ mod tests {
         let server = Server::start(ServerOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             identity,
-            transport: Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 8 << 20)),
+            transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
+            qlog: None,
             log_dir: None,
             socket_buffer_bytes: crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
             session_epoch: epoch,
@@ -489,7 +497,8 @@ mod tests {
             server_name: "localhost".into(),
             trust: Trust::Roots(roots.to_vec()),
             request,
-            transport: Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 8 << 20)),
+            transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
+            qlog: None,
             socket_buffer_bytes: crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
             shared_epoch,
         }

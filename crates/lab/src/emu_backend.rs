@@ -13,7 +13,6 @@
 //! perf flows.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -52,6 +51,9 @@ pub enum EmuError {
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,
+    /// The qlog directory cannot be written.
+    #[error(transparent)]
+    Qlog(#[from] emu::qlog::QlogError),
 }
 
 /// Flows with the same start time connect this far apart, in flow order, so the relay (which
@@ -250,7 +252,21 @@ pub fn run(
     cancel: &AtomicBool,
     progress: &dyn Fn(Duration),
 ) -> Result<RunOutcome, EmuError> {
+    run_with_qlog(scenario, spec, None, cancel, progress)
+}
+
+/// [`run`], writing one qlog file per connection into `qlog_dir` if given: per flow
+/// `FLOW-server-…` and `FLOW-client-…` (`emu::qlog` names the rest), event times on the run's
+/// clock like the simulator's qlog.
+pub fn run_with_qlog(
+    scenario: &Scenario,
+    spec: &RunSpec,
+    qlog_dir: Option<&std::path::Path>,
+    cancel: &AtomicBool,
+    progress: &dyn Fn(Duration),
+) -> Result<RunOutcome, EmuError> {
     check_supported(scenario)?;
+    let qlog_dir = qlog_dir.map(emu::qlog::QlogDir::create).transpose()?;
     let mut controllers = Vec::new();
     for (index, flow) in scenario.flows.iter().enumerate() {
         let spec = crate::plan::flow_controller(flow, spec)?;
@@ -275,18 +291,28 @@ pub fn run(
         // The run's clock: the relay's time zero (its capacity schedule), the flows' start
         // times, and both ends of every media/bulk session.
         let epoch = Instant::now();
+        // One qlog directory handle per flow: its files named after the flow.
+        let flow_qlog = |index: usize| {
+            qlog_dir.as_ref().map(|dir| {
+                dir.clone()
+                    .prefixed(&scenario.flows[index].name)
+                    .with_epoch(epoch)
+            })
+        };
         // The simulator's transport settings (satellite preset + scenario overrides) for each
         // flow, so the two backends differ only in their clocks and sockets; the controller
         // probed for bytes in flight, as the simulator's.
         let mut servers = Vec::new();
         for (index, controller) in controllers.iter().enumerate() {
             let settings = crate::plan::transport_settings(scenario, index);
+            let factory = controller.factory.clone();
             servers.push(Server::start(ServerOptions {
                 listen: "127.0.0.1:0".parse().expect("valid"),
                 identity: perf::parse_identity(&cert, &key)?,
-                transport: Arc::new(
-                    settings.to_quinn(true, perf::probed(controller.factory.clone())),
-                ),
+                transport: perf::TransportRecipe::new(move || {
+                    settings.to_quinn(true, perf::probed(factory.clone()))
+                }),
+                qlog: flow_qlog(index),
                 log_dir: None,
                 socket_buffer_bytes,
                 session_epoch: Some(epoch),
@@ -322,9 +348,10 @@ pub fn run(
         let mut tasks = Vec::new();
         for (index, flow) in scenario.flows.iter().enumerate() {
             let settings = crate::plan::transport_settings(scenario, index);
-            let transport = Arc::new(
-                settings.to_quinn(false, perf::probed(controllers[index].factory.clone())),
-            );
+            let factory = controllers[index].factory.clone();
+            let transport = perf::TransportRecipe::new(move || {
+                settings.to_quinn(false, perf::probed(factory.clone()))
+            });
             let due = |i: usize| scenario.flows[i].start.max(floor);
             let same_start_before = order
                 .iter()
@@ -339,6 +366,7 @@ pub fn run(
                     trust: Trust::Roots(roots.clone()),
                     request: session_request(scenario, spec, index),
                     transport,
+                    qlog: flow_qlog(index),
                     socket_buffer_bytes,
                     shared_epoch: Some(epoch),
                 };
@@ -363,6 +391,7 @@ pub fn run(
                         .saturating_sub(flow.start),
                 ),
                 transport,
+                qlog: flow_qlog(index),
                 socket_buffer_bytes,
                 thresholds: scenario.time_to_bytes.clone(),
                 verify: true,

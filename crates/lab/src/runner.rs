@@ -248,7 +248,8 @@ impl Backend for Simulator {
 }
 
 /// The real-time emulator: UDP on loopback through the relay, one run after the other
-/// (parallel runs would compete for the CPU and skew the timing). No qlog yet.
+/// (parallel runs would compete for the CPU and skew the timing). With `qlog_root`, one
+/// folder per run as the simulator's (`LABEL-seedN`), one file per connection in it.
 pub struct Emulator;
 
 impl Backend for Emulator {
@@ -256,7 +257,7 @@ impl Backend for Emulator {
         &self,
         scenario: &Scenario,
         specs: &[RunSpec],
-        _qlog_root: Option<PathBuf>,
+        qlog_root: Option<PathBuf>,
         progress: &dyn Progress,
         cancel: &AtomicBool,
     ) -> Result<Vec<CompletedRun>, RunError> {
@@ -265,8 +266,16 @@ impl Backend for Emulator {
             let label = scenario::run_label(scenario, spec);
             progress.started(index, &label, spec.seed);
             let wall = Instant::now();
-            let result =
-                crate::emu_backend::run(scenario, spec, cancel, &|t| progress.advanced(index, t));
+            let qlog_dir = qlog_root
+                .as_ref()
+                .map(|root| root.join(format!("{label}-seed{}", spec.seed)));
+            let result = crate::emu_backend::run_with_qlog(
+                scenario,
+                spec,
+                qlog_dir.as_deref(),
+                cancel,
+                &|t| progress.advanced(index, t),
+            );
             progress.finished(index);
             match result {
                 Ok(outcome) => finished.push(CompletedRun {
