@@ -52,6 +52,10 @@ pub struct PumpStats {
     /// Bytes the forward bottleneck had serialized, every [`QUEUE_SAMPLE_INTERVAL`]: (time,
     /// bytes). Utilization over any stretch of the run, as the simulator's link samples.
     pub forward_serialized: Vec<(Duration, u64)>,
+    /// IP bytes the path had delivered to each flow's ends, every [`QUEUE_SAMPLE_INTERVAL`]:
+    /// (time, flow, \[forward, return\]) for every flow seen so far. What each receiver got
+    /// over time, in any order (the delivery-rate plot); flat, so publishing copies it cheaply.
+    pub flow_delivered: Vec<(Duration, usize, [u64; 2])>,
 }
 
 impl Default for PumpStats {
@@ -63,6 +67,7 @@ impl Default for PumpStats {
             flows: Vec::new(),
             queue_samples: Vec::new(),
             forward_serialized: Vec::new(),
+            flow_delivered: Vec::new(),
         }
     }
 }
@@ -151,6 +156,16 @@ pub fn run(
             stats
                 .forward_serialized
                 .push((next_queue_sample, serialized));
+            for f in 0..path.flows() {
+                stats.flow_delivered.push((
+                    next_queue_sample,
+                    f,
+                    [
+                        path.flow_stats(f, Direction::Forward).delivered_bytes,
+                        path.flow_stats(f, Direction::Return).delivered_bytes,
+                    ],
+                ));
+            }
             next_queue_sample += QUEUE_SAMPLE_INTERVAL;
         }
         if last_published.elapsed() >= PUBLISH_EVERY {

@@ -121,6 +121,10 @@ pub struct RelayStats {
     /// Bytes the forward bottleneck had serialized every [`pump::QUEUE_SAMPLE_INTERVAL`]:
     /// (time since start, bytes).
     pub forward_serialized: Vec<(Duration, u64)>,
+    /// IP bytes the path had delivered to each client's (flow's) ends, every
+    /// [`pump::QUEUE_SAMPLE_INTERVAL`]: (time since start, flow in client order,
+    /// \[forward, return\]).
+    pub flow_delivered: Vec<(Duration, usize, [u64; 2])>,
 }
 
 struct Client {
@@ -260,6 +264,7 @@ impl Relay {
             flows: published.flows,
             queue_samples: published.queue_samples,
             forward_serialized: published.forward_serialized,
+            flow_delivered: published.flow_delivered,
         }
     }
 

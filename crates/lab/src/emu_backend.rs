@@ -698,8 +698,23 @@ fn outcome(
             ),
         };
         // 100 ms samples over the run: bytes in order at the receiving ends, server
-        // cwnd/RTT/losses.
+        // cwnd/RTT/losses, IP bytes the relay delivered in the data direction (the simulator
+        // takes the direction from the first application too).
         let apps = measured.apps.len().max(1);
+        let data_direction = match flow.apps.first().map(|a| &a.kind) {
+            Some(AppKind::Media(m)) if m.upload => 1,
+            Some(AppKind::Bulk(b)) if b.upload => 1,
+            _ => 0,
+        };
+        let relay_flow = relay_index[&index];
+        let received_at = |t: Duration| {
+            stats
+                .flow_delivered
+                .iter()
+                .filter(|(at, f, _)| *at <= t && *f == relay_flow)
+                .last()
+                .map_or(0, |(_, _, bytes)| bytes[data_direction])
+        };
         let mut tick = Duration::from_millis(100);
         while tick <= end_time {
             if tick >= flow.start {
@@ -723,6 +738,7 @@ fn outcome(
                     t: tick,
                     flow: index,
                     delivered_bytes: row.iter().sum(),
+                    received_ip_bytes: received_at(tick),
                     cwnd_bytes: point.map_or(0, |p| p.cwnd_bytes),
                     in_flight_bytes: 0,
                     srtt: point.map_or(Duration::ZERO, |p| p.rtt),

@@ -1,5 +1,7 @@
 //! `timeseries.csv`: the per-flow samples of every run in long format, one row per
-//! (run, flow, sample time), plus the 1-second sliding goodput the plots show.
+//! (run, flow, sample time), plus the 1-second sliding rates the plots show: in-order goodput
+//! (what the application could read) and the delivery rate (what reached the receiver, in any
+//! order).
 
 use std::io::Write;
 use std::time::Duration;
@@ -42,11 +44,30 @@ pub struct Row {
     pub queue_forward_bytes: u64,
     /// Return bottleneck buffer, bytes.
     pub queue_return_bytes: u64,
+    /// IP bytes of the flow's packets that reached its data receiver so far, in any order
+    /// (after the older columns so readers of earlier files keep working; 0 when absent).
+    #[serde(default)]
+    pub received_ip_bytes: u64,
+    /// Delivery rate: `received_ip_bytes` over the last second (or since the first sample),
+    /// bit/s of IP packets.
+    #[serde(default)]
+    pub delivery_rate_bps: f64,
 }
 
 /// Sliding-window goodput for each sample of one flow (samples in time order).
 pub fn sliding_goodput_bps(samples: &[&Sample], window: Duration) -> Vec<f64> {
     let points: Vec<(Duration, u64)> = samples.iter().map(|s| (s.t, s.delivered_bytes)).collect();
+    sliding_rate_bps(&points, window)
+}
+
+/// Sliding-window delivery rate for each sample of one flow (samples in time order): IP
+/// bytes that reached the receiver, in any order, per second. Smooth where in-order goodput
+/// stalls for a round trip after a loss and then releases the held-back bytes at once.
+pub fn sliding_delivery_rate_bps(samples: &[&Sample], window: Duration) -> Vec<f64> {
+    let points: Vec<(Duration, u64)> = samples
+        .iter()
+        .map(|s| (s.t, s.received_ip_bytes))
+        .collect();
     sliding_rate_bps(&points, window)
 }
 
@@ -89,7 +110,9 @@ pub fn write_csv<W: Write>(writer: W, runs: &[(&str, &RunOutcome)]) -> Result<()
         for (flow_index, flow) in outcome.flows.iter().enumerate() {
             let samples = flow_samples(outcome, flow_index);
             let goodputs = sliding_goodput_bps(&samples, GOODPUT_WINDOW);
-            for (s, goodput_bps) in samples.iter().zip(goodputs) {
+            let deliveries = sliding_delivery_rate_bps(&samples, GOODPUT_WINDOW);
+            for ((s, goodput_bps), delivery_rate_bps) in samples.iter().zip(goodputs).zip(deliveries)
+            {
                 csv.serialize(Row {
                     run,
                     cc: cc.to_string(),
@@ -105,6 +128,8 @@ pub fn write_csv<W: Write>(writer: W, runs: &[(&str, &RunOutcome)]) -> Result<()
                     lost_packets: s.lost_packets,
                     queue_forward_bytes: s.queue_forward_bytes,
                     queue_return_bytes: s.queue_return_bytes,
+                    received_ip_bytes: s.received_ip_bytes,
+                    delivery_rate_bps,
                 })?;
             }
         }
@@ -127,6 +152,7 @@ mod tests {
             t: Duration::from_millis(t_ms),
             flow: 0,
             delivered_bytes: bytes,
+            received_ip_bytes: 0,
             cwnd_bytes: 0,
             in_flight_bytes: 0,
             srtt: Duration::ZERO,
@@ -149,5 +175,56 @@ mod tests {
         assert!((g[9] - 10e6).abs() < 1.0); // 0 → 1 s
         assert!((g[14] - 5e6).abs() < 1.0); // 0.5 → 1.5 s: half a second of data
         assert!(g[19].abs() < 1.0); // 1 → 2 s: nothing
+    }
+
+    fn received(t_ms: u64, in_order: u64, ip: u64) -> Sample {
+        Sample {
+            received_ip_bytes: ip,
+            ..sample(t_ms, in_order)
+        }
+    }
+
+    #[test]
+    fn delivery_rate_is_smooth_where_in_order_goodput_bursts() {
+        // A flow receiving 1500-byte packets at exactly 12 Mbit/s (100 per 100 ms) for 3 s.
+        // One packet is lost at 0.95 s; until its retransmission arrives at 1.45 s the
+        // application can read nothing, then it reads everything held back at once.
+        let per_tick: u64 = 100 * 1500;
+        let samples: Vec<Sample> = (1..=30u64)
+            .map(|i| {
+                let ip = per_tick * i;
+                let in_order = match i {
+                    10..=14 => per_tick * 9 + 50 * 1500, // stalled at the hole
+                    _ => ip,
+                };
+                received(i * 100, in_order, ip)
+            })
+            .collect();
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let delivery = sliding_delivery_rate_bps(&refs, GOODPUT_WINDOW);
+        let goodput = sliding_goodput_bps(&refs, GOODPUT_WINDOW);
+        // Every byte arrives at the link's pace, so every window sees 12 Mbit/s.
+        for (i, rate) in delivery.iter().enumerate() {
+            assert!((rate - 12e6).abs() < 1e-3, "delivery rate at sample {i}: {rate}");
+        }
+        // In order: 1.4 s looks back to 0.4 s: (9.5 - 4) × 150 kB = 825 kB in 1 s.
+        assert_eq!(goodput[13], 825_000.0 * 8.0);
+        // 1.5 s: the hole is filled; 1.5 − 0.5 s holds 10 ticks: 12 Mbit/s again…
+        assert_eq!(goodput[14], 12e6);
+        // …and 2.3 s (1.3 → 2.3 s) also counts the 3.5 ticks that were held back at 1.3 s:
+        // 16.2 Mbit/s from a 12 Mbit/s link.
+        assert_eq!(goodput[22], (per_tick * 23 - (per_tick * 9 + 75_000)) as f64 * 8.0);
+        assert!(goodput[22] > 12e6 * 1.3);
+    }
+
+    #[test]
+    fn reads_files_written_before_the_delivery_columns() {
+        let old = "run,cc,seed,flow,t_s,delivered_bytes,goodput_bps,cwnd_bytes,in_flight_bytes,\
+                   srtt_ms,min_rtt_ms,lost_packets,queue_forward_bytes,queue_return_bytes\n\
+                   0,hybla,1,bulk,0.1,1000,80000.0,0,0,0.0,0.0,0,0,0\n";
+        let rows = read_csv(old.as_bytes()).unwrap();
+        assert_eq!(rows[0].delivered_bytes, 1000);
+        assert_eq!(rows[0].received_ip_bytes, 0);
+        assert_eq!(rows[0].delivery_rate_bps, 0.0);
     }
 }

@@ -773,6 +773,11 @@ impl<'a> Simulation<'a> {
                 .map(|(_, c)| c.stats().path)
                 .unwrap_or_default();
             let delivered_bytes = Self::delivered_bytes(flow, config);
+            let data_direction = match config.data_sender() {
+                Role::Server => Direction::Forward,
+                Role::Client => Direction::Return,
+            };
+            let received_ip_bytes = self.path.flow_stats(index, data_direction).delivered_bytes;
             for (app, bytes) in Self::app_delivered_bytes(flow, config).enumerate() {
                 self.app_samples.push(AppSample {
                     t,
@@ -785,6 +790,7 @@ impl<'a> Simulation<'a> {
                 t,
                 flow: index,
                 delivered_bytes,
+                received_ip_bytes,
                 cwnd_bytes: path_stats.cwnd,
                 in_flight_bytes: sender.probe.in_flight_bytes(),
                 srtt: path_stats.rtt,

@@ -104,6 +104,11 @@ pub struct Sample {
     pub flow: usize,
     /// Bytes the flow's applications have received in order so far, each at its receiving end.
     pub delivered_bytes: u64,
+    /// IP bytes of the flow's packets the path has handed to the data receiver so far (the
+    /// client for downloads): every packet that arrived, in any order, headers and
+    /// retransmissions included. Unlike `delivered_bytes` it does not wait for holes to be
+    /// filled, so its rate shows what the link carried rather than head-of-line bursts.
+    pub received_ip_bytes: u64,
     /// Congestion window of the data sender, bytes.
     pub cwnd_bytes: u64,
     /// Bytes in flight at the data sender.
