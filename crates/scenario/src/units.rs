@@ -372,11 +372,17 @@ fn suggest_bit_rate(value: Decimal, byte_multiplier: u128) -> String {
     )
 }
 
+/// The longest duration any scenario field or flag may state: 365 days. Longer values are
+/// typos (`"5000000000000ms"`), and values near `u64::MAX` seconds overflow clock arithmetic in
+/// the simulator and in real time (`Instant + Duration` panics past ~292 billion years); a
+/// year is far beyond any satellite delay or experiment and keeps every sum of durations safe.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Parses a duration: `"250ms"`, `"1.5s"`, `"300s"`, `"10us"`, `"2min"`, `"0s"`.
 ///
 /// Units: `ns`, `us` (or `µs`), `ms`, `s`, `min`, `h`; a bare `m` is rejected as ambiguous.
 /// Results are exact to the nanosecond (finer digits are rounded). Negative values are
-/// rejected with "negative duration".
+/// rejected with "negative duration", values beyond [`MAX_DURATION`] as out of range.
 pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     const Q: Quantity = Quantity::Duration;
     let (value, unit) = split_number(input, Q)?;
@@ -406,7 +412,15 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
         .times_rounded(nanos_per_unit)
         .ok_or_else(|| too_large(Q, input))?;
     let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_large(Q, input))?;
-    Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
+    let duration = Duration::new(secs, (nanos % 1_000_000_000) as u32);
+    if duration > MAX_DURATION {
+        return Err(UnitError::OutOfRange {
+            quantity: Q,
+            input: input.to_owned(),
+            problem: "longer than 365 days (8760h), the most a scenario may state".into(),
+        });
+    }
+    Ok(duration)
 }
 
 /// Multiplier of a size unit, or `None` if `unit` is not one.
@@ -742,6 +756,16 @@ mod tests {
         ));
         assert!(matches!(
             parse_duration("999999999999999999999h"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+        // Found by tests/bad_input.rs: u64::MAX seconds used to be accepted.
+        assert!(matches!(
+            parse_duration("18446744073709551616 ms"),
+            Err(UnitError::OutOfRange { .. })
+        ));
+        assert_eq!(parse_duration("8760h"), Ok(MAX_DURATION));
+        assert!(matches!(
+            parse_duration("8760.000000001h"),
             Err(UnitError::OutOfRange { .. })
         ));
     }
