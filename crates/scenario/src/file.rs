@@ -149,6 +149,19 @@ pub enum ScenarioError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is not UTF-8 text (TOML files must be), e.g. cut inside a character or
+    /// saved in another encoding.
+    #[error("{origin}: not UTF-8 text: byte 0x{byte:02x} at line {line}, column {column}")]
+    NotUtf8 {
+        /// The file.
+        origin: String,
+        /// Line of the first invalid byte, from 1.
+        line: usize,
+        /// Column (characters) of the first invalid byte, from 1.
+        column: usize,
+        /// The first invalid byte.
+        byte: u8,
+    },
     /// The text is not valid TOML.
     #[error("{origin}: {message}")]
     Syntax {
@@ -202,9 +215,25 @@ impl Scenario {
     /// [`Scenario::from_toml_str`]).
     pub fn from_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
             origin: origin.clone(),
             source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            // Characters before the bad byte on its line (the prefix is valid UTF-8).
+            let column = String::from_utf8_lossy(&valid[line_start..])
+                .chars()
+                .count()
+                + 1;
+            ScenarioError::NotUtf8 {
+                origin: origin.clone(),
+                line,
+                column,
+                byte: e.as_bytes()[valid.len()],
+            }
         })?;
         Self::from_toml_str(&text, &origin, overrides)
     }
@@ -1935,6 +1964,21 @@ repeat_after = "10s"
             let m = fails(&text, &[set], field);
             assert!(m.contains(needle), "{set}: {m}");
         }
+    }
+
+    /// Found by tests/bad_input.rs: a file cut inside a character was "stream did not contain
+    /// valid UTF-8" with no position.
+    #[test]
+    fn a_file_that_is_not_utf8_names_the_position() {
+        let path =
+            std::env::temp_dir().join(format!("scenario-latin1-{}.toml", std::process::id()));
+        std::fs::write(&path, b"name = \"x\"\n# caf\xe9\n").unwrap();
+        let err = Scenario::from_file(&path, &[]).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            err.ends_with("not UTF-8 text: byte 0xe9 at line 2, column 6"),
+            "{err}"
+        );
     }
 
     #[test]
