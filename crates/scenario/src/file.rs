@@ -859,7 +859,10 @@ impl RawLink {
             if step.at >= run {
                 return Err(problem(
                     format!("{field}.at"),
-                    format!("{:?} is not before the end of the run ({run:?})", step.at),
+                    format!(
+                        "{:?} is not before the end of the run (duration = {run:?})",
+                        step.at
+                    ),
                 ));
             }
             schedule.push(ScheduleStep {
@@ -920,7 +923,7 @@ impl RawScenario {
         if sample_interval > duration {
             return Err(problem(
                 "sample_interval",
-                format!("{sample_interval:?} is longer than the run ({duration:?})"),
+                format!("{sample_interval:?} is longer than the run (duration = {duration:?})"),
             ));
         }
         let mtu_bytes = self.mtu.unwrap_or(DEFAULT_MTU_BYTES);
@@ -1014,7 +1017,7 @@ impl RawFlow {
         if start >= run {
             return Err(problem(
                 format!("{at}.start"),
-                format!("{start:?} is not before the end of the run ({run:?})"),
+                format!("{start:?} is not before the end of the run (duration = {run:?})"),
             ));
         }
         let shorthand =
@@ -1081,7 +1084,7 @@ impl RawFlow {
                 return Err(problem(
                     format!("{at}.app[{i}].start"),
                     format!(
-                        "{:?} is not before the end of the run ({run:?})",
+                        "{:?} is not before the end of the run (duration = {run:?})",
                         bulk.start
                     ),
                 ));
