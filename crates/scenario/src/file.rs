@@ -256,20 +256,38 @@ impl Scenario {
                     origin: origin.to_owned(),
                     message: e.to_string().trim_end().to_owned(),
                 })?;
+        // Tables the overrides created on their way, by assignment.
+        let mut created: Vec<(&String, String)> = Vec::new();
         for assignment in overrides {
-            apply_override(&mut table, assignment).map_err(|problem| ScenarioError::Override {
-                origin: origin.to_owned(),
-                assignment: assignment.clone(),
-                problem,
+            let mut made = Vec::new();
+            apply_override(&mut table, assignment, &mut made).map_err(|problem| {
+                ScenarioError::Override {
+                    origin: origin.to_owned(),
+                    assignment: assignment.clone(),
+                    problem,
+                }
             })?;
+            created.extend(made.into_iter().map(|path| (assignment, path)));
         }
         let raw: RawScenario = serde_path_to_error::deserialize(table).map_err(|e| {
             let field = e.path().to_string();
+            // `message()` leaves out toml's own "in `key`" suffix; the path says it.
+            let problem = e.into_inner().message().trim_end().to_owned();
+            // A table an override created where the file has something else (e.g.
+            // `flow.app.rate=…` on a flow without apps): the override is at fault, not the file.
+            if let Some((assignment, path)) = created.iter().find(|(_, path)| *path == field) {
+                return ScenarioError::Override {
+                    origin: origin.to_owned(),
+                    assignment: (*assignment).clone(),
+                    problem: format!(
+                        "`{path}` does not exist, and a table created for it is wrong there: {problem}"
+                    ),
+                };
+            }
             ScenarioError::Invalid {
                 origin: origin.to_owned(),
                 field: if field == "." { String::new() } else { field },
-                // `message()` leaves out toml's own "in `key`" suffix; the path says it.
-                problem: e.into_inner().message().trim_end().to_owned(),
+                problem,
             }
         })?;
         raw.validate().map_err(|p| ScenarioError::Invalid {
@@ -292,8 +310,13 @@ impl Scenario {
 
 // ---- overrides ---------------------------------------------------------------------------------
 
-/// Writes one `key=value` override into the tree.
-fn apply_override(root: &mut toml::Table, assignment: &str) -> Result<(), String> {
+/// Writes one `key=value` override into the tree; records in `created` the paths of the
+/// tables it had to create (`flow[1].transport`), as error paths write them.
+fn apply_override(
+    root: &mut toml::Table,
+    assignment: &str,
+    created: &mut Vec<String>,
+) -> Result<(), String> {
     let (key, value) = assignment
         .split_once('=')
         .ok_or("expected key=value, e.g. path.forward.rate=20Mbit")?;
@@ -302,7 +325,7 @@ fn apply_override(root: &mut toml::Table, assignment: &str) -> Result<(), String
     if segments.iter().any(|s| s.is_empty()) {
         return Err(format!("key {key:?} has an empty part"));
     }
-    set_in_table(root, &segments, &override_value(value.trim()), "")
+    set_in_table(root, &segments, &override_value(value.trim()), "", created)
 }
 
 /// The override value as TOML if it is one, else as a string.
@@ -339,6 +362,7 @@ fn set_in_table(
     segments: &[&str],
     value: &toml::Value,
     at: &str,
+    created: &mut Vec<String>,
 ) -> Result<(), String> {
     let Some((first, rest)) = segments.split_first() else {
         return Ok(());
@@ -347,10 +371,14 @@ fn set_in_table(
         table.insert((*first).to_owned(), value.clone());
         return Ok(());
     }
+    let path = join(at, first);
+    if !table.contains_key(*first) {
+        created.push(path.clone());
+    }
     let child = table
         .entry(*first)
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    set_in_value(child, rest, value, &join(at, first))
+    set_in_value(child, rest, value, &path, created)
 }
 
 fn set_in_value(
@@ -358,9 +386,10 @@ fn set_in_value(
     segments: &[&str],
     value: &toml::Value,
     at: &str,
+    created: &mut Vec<String>,
 ) -> Result<(), String> {
     match target {
-        toml::Value::Table(table) => set_in_table(table, segments, value, at),
+        toml::Value::Table(table) => set_in_table(table, segments, value, at, created),
         toml::Value::Array(items) => {
             let Some((first, rest)) = segments.split_first() else {
                 return Ok(());
@@ -374,14 +403,14 @@ fn set_in_value(
                     *item = value.clone();
                     Ok(())
                 } else {
-                    set_in_value(item, rest, value, &join(at, first))
+                    set_in_value(item, rest, value, &format!("{at}[{index}]"), created)
                 }
             } else if items.is_empty() {
                 Err(format!("`{at}` has no entries to apply `{first}` to"))
             } else {
-                items
-                    .iter_mut()
-                    .try_for_each(|item| set_in_value(item, segments, value, at))
+                items.iter_mut().enumerate().try_for_each(|(i, item)| {
+                    set_in_value(item, segments, value, &format!("{at}[{i}]"), created)
+                })
             }
         }
         other => Err(format!("`{at}` is a {}, not a table", other.type_str())),
@@ -1756,6 +1785,31 @@ repeat_after = "10s"
             let m = err.to_string();
             assert!(m.starts_with(ORIGIN) && m.contains(needle), "{m}");
         }
+    }
+
+    /// Found by tests/bad_input.rs: `flow.app.bitrate=…` on a file where one flow has no
+    /// `[[flow.app]]` created a table there and blamed the file ("flow[1].app: invalid type:
+    /// map, expected a sequence") without naming the override.
+    #[test]
+    fn an_override_that_creates_a_wrong_table_is_named() {
+        let text = format!(
+            "{}\n[[flow]]\nname = \"media\"\ncc = \"cubic\"\n[[flow.app]]\nkind = \"media\"\n",
+            BASE
+        );
+        let err = load(&text, &["flow.app.bitrate=1Mbit"]).unwrap_err();
+        assert!(matches!(err, ScenarioError::Override { .. }), "{err}");
+        let m = err.to_string();
+        assert!(
+            m.contains("flow.app.bitrate=1Mbit") && m.contains("`flow[0].app` does not exist"),
+            "{m}"
+        );
+        // Tables that may be created still are.
+        let s = load(&text, &["flow.transport.initial_rtt=600ms"]).unwrap();
+        assert!(
+            s.flows
+                .iter()
+                .all(|f| f.transport.initial_rtt == Some(ms(600)))
+        );
     }
 
     #[test]
