@@ -926,12 +926,22 @@ fn check_queue_holds_packet(
         return Ok(());
     };
     if limit_bytes < u64::from(mtu_bytes) {
-        return Err(ConfigError::QueueTooSmall {
-            field: format!("{at}.queue"),
-            limit_bytes,
-            mtu_bytes,
-        }
-        .into());
+        // Name the fields the limit comes from: a change to the rate, a delay or the MTU can
+        // make a buffer that was fine too small.
+        let from = match link.queue {
+            QueueLimit::BdpMultiple(m) => format!(
+                " ({m}bdp at rate {} bit/s over the base RTT {base_rtt:?}, the forward + return delay)",
+                link.rate_bps
+            ),
+            QueueLimit::Time(t) => format!(" ({t:?} at rate {} bit/s)", link.rate_bps),
+            QueueLimit::Bytes(_) | QueueLimit::Packets(_) => String::new(),
+        };
+        return Err(problem(
+            format!("{at}.queue"),
+            format!(
+                "buffer of {limit_bytes} bytes{from} cannot hold one {mtu_bytes}-byte packet (mtu)"
+            ),
+        ));
     }
     Ok(())
 }
