@@ -231,8 +231,13 @@ fn bulk_config(raw: RawBulk, at: &str) -> Result<BulkConfig, Problem> {
     })
 }
 
-/// Reads the rest of an app table (without `kind`) into `T`, naming the field on error.
-fn fields<T: serde::de::DeserializeOwned>(table: toml::Table, at: &str) -> Result<T, Problem> {
+/// Reads the rest of an app table (without `kind`) into `T`, naming the field on error and
+/// the kind the table was read as (a key of another kind is unknown only for this one).
+fn fields<T: serde::de::DeserializeOwned>(
+    table: toml::Table,
+    at: &str,
+    kind: &str,
+) -> Result<T, Problem> {
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." {
@@ -240,7 +245,10 @@ fn fields<T: serde::de::DeserializeOwned>(table: toml::Table, at: &str) -> Resul
         } else {
             format!("{at}.{path}")
         };
-        problem(field, e.into_inner().message().to_owned())
+        problem(
+            field,
+            format!("{} (kind = {kind:?})", e.into_inner().message().trim_end()),
+        )
     })
 }
 
@@ -265,7 +273,7 @@ impl RawApp {
         };
         match kind.as_str() {
             "perf" => {
-                let raw: RawPerf = fields(table, at)?;
+                let raw: RawPerf = fields(table, at, "perf")?;
                 Ok(AppConfig {
                     name: raw.name.unwrap_or_else(|| "perf".to_owned()),
                     kind: AppKind::Perf(perf_config(
@@ -277,14 +285,14 @@ impl RawApp {
                 })
             }
             "media" => {
-                let raw: RawMedia = fields(table, at)?;
+                let raw: RawMedia = fields(table, at, "media")?;
                 Ok(AppConfig {
                     name: raw.name.clone().unwrap_or_else(|| "media".to_owned()),
                     kind: AppKind::Media(media_config(raw, at)?),
                 })
             }
             "bulk" => {
-                let raw: RawBulk = fields(table, at)?;
+                let raw: RawBulk = fields(table, at, "bulk")?;
                 Ok(AppConfig {
                     name: raw.name.clone().unwrap_or_else(|| "bulk".to_owned()),
                     kind: AppKind::Bulk(bulk_config(raw, at)?),
