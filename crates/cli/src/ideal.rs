@@ -1,4 +1,4 @@
-//! `satquic ideal`: [Caini2004] Fig. 3–4 — Hybla and NewReno's rules on an ideal channel against
+//! `satquic ideal`: \[Caini2004\] Fig. 3–4 — Hybla and NewReno's rules on an ideal channel against
 //! the continuous model (eq. 8 / eq. 4).
 
 use std::io::IsTerminal;

@@ -48,7 +48,7 @@ enum Command {
     /// Measure simulation speed (simulated seconds per wall second, datagrams per second)
     /// against a crypto floor measured in the same run.
     Bench(bench::BenchArgs),
-    /// [Caini2004] Fig. 3–4: Hybla and NewReno's rules on an ideal 1 Gbit/s channel against the
+    /// Caini & Firrincieli 2004, Fig. 3–4: Hybla and NewReno's rules on an ideal 1 Gbit/s channel against the
     /// continuous model (eq. 8), for several RTTs.
     Ideal(ideal::IdealArgs),
     /// Compare two results directories (e.g. simulator vs emulator): differences and an

@@ -30,7 +30,7 @@ pub struct RunArgs {
     /// Number of seeds per controller: seed, seed+1, ...
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub seeds: u64,
-    /// Results directory (default: out/<scenario name>).
+    /// Results directory (default: out/SCENARIO).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Override a scenario value, e.g. --set path.forward.rate=20Mbit --set flow.0.cc=cubic.

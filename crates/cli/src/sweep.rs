@@ -45,7 +45,7 @@ pub struct SweepArgs {
     /// Fixed overrides applied to every point.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
-    /// Results directory (default: out/<scenario>-sweep); rerunning into it resumes.
+    /// Results directory (default: out/SCENARIO-sweep); rerunning into it resumes.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Metric to plot against the first swept parameter.

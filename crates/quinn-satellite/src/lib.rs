@@ -10,7 +10,7 @@
 //!
 //! This crate turns a path description — forward and return rate, RTT, and optionally random
 //! loss, buffers and MTU ([`SatellitePath`]) — into a complete quinn
-//! [`TransportConfig`](quinn_proto::TransportConfig):
+//! [`TransportConfig`]:
 //!
 //! - **TCP Hybla** ([`hybla`], Caini & Firrincieli 2004) as the congestion controller, with the
 //!   path's bandwidth-delay product declared, so start-up goes to it in a few round trips, and

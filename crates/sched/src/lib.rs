@@ -18,7 +18,7 @@
 //!   ([`Scheduler::frame_expiry`]);
 //! - a target media bitrate for sources that adapt ([`Scheduler::media_target_bps`]).
 //!
-//! Schedulers ([`SchedulerKind`]): `none` (quinn's round robin among equal priorities),
+//! Schedulers ([`SchedulerSpec`]): `none` (quinn's round robin among equal priorities),
 //! `priority` (strict priority for media), `seed-balancer` (the StreamBalancer of
 //! \[Ruehl2024\], reproduced), `balancer` (ours).
 
