@@ -255,9 +255,9 @@ pub fn run(
     run_with_qlog(scenario, spec, None, cancel, progress)
 }
 
-/// [`run`], writing one qlog file per connection into `qlog_dir` if given: per flow
-/// `FLOW-server-…` and `FLOW-client-…` (`emu::qlog` names the rest), event times on the run's
-/// clock like the simulator's qlog.
+/// [`run`], writing one qlog file per connection into `qlog_dir` if given, for the flows with
+/// `qlog` set: per flow `FLOW-server-…` and `FLOW-client-…` (`emu::qlog` names the rest), event
+/// times on the run's clock like the simulator's qlog.
 pub fn run_with_qlog(
     scenario: &Scenario,
     spec: &RunSpec,
@@ -291,13 +291,14 @@ pub fn run_with_qlog(
         // The run's clock: the relay's time zero (its capacity schedule), the flows' start
         // times, and both ends of every media/bulk session.
         let epoch = Instant::now();
-        // One qlog directory handle per flow: its files named after the flow.
+        // One qlog directory handle per flow that asks for qlog (`qlog = true`, or `run
+        // --qlog`): its files named after the flow.
         let flow_qlog = |index: usize| {
-            qlog_dir.as_ref().map(|dir| {
-                dir.clone()
-                    .prefixed(&scenario.flows[index].name)
-                    .with_epoch(epoch)
-            })
+            let flow = &scenario.flows[index];
+            qlog_dir
+                .as_ref()
+                .filter(|_| flow.qlog)
+                .map(|dir| dir.clone().prefixed(&flow.name).with_epoch(epoch))
         };
         // The simulator's transport settings (satellite preset + scenario overrides) for each
         // flow, so the two backends differ only in their clocks and sockets; the controller
