@@ -64,6 +64,66 @@ impl Request {
     }
 }
 
+/// Why a perf server refused or abandoned a request stream. Its [`code`](Self::code) is the
+/// application error code of the server's RESET_STREAM (and STOP_SENDING) on that stream, so a
+/// client can name the problem ([`RequestError::from_code`]). The draft defines no codes; these
+/// are satquic's, chosen away from 0 (which quinn uses when a stream is merely dropped).
+///
+/// A request for an absurd size is not an error: any 8-byte count is a valid request, the
+/// server's memory does not depend on it (data is generated per chunk and flow control bounds
+/// what is buffered), and the client ends an over-long response by STOP_SENDING or by closing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, thiserror::Error)]
+pub enum RequestError {
+    /// The client finished the stream before the 8-byte size header was complete.
+    #[error("truncated request: the stream ended before the 8-byte size header was complete")]
+    TruncatedHeader,
+    /// The size header did not arrive in time (a stream opened and never, or only partly,
+    /// written); the server gives the stream back instead of holding it.
+    #[error("request header timeout: the 8-byte size header did not arrive in time")]
+    HeaderTimeout,
+    /// The client reset its request stream (RESET_STREAM) in the header or the upload; the
+    /// server abandons the response.
+    #[error("request reset: the client reset the request stream, so the response was abandoned")]
+    RequestReset,
+    /// The client opened a unidirectional stream; perf requests are bidirectional streams.
+    #[error("unexpected unidirectional stream: perf requests are bidirectional streams")]
+    UnidirectionalStream,
+}
+
+impl RequestError {
+    /// Every error, in code order.
+    pub const ALL: [RequestError; 4] = [
+        RequestError::TruncatedHeader,
+        RequestError::HeaderTimeout,
+        RequestError::RequestReset,
+        RequestError::UnidirectionalStream,
+    ];
+
+    /// The application error code on the wire.
+    pub fn code(self) -> u64 {
+        match self {
+            RequestError::TruncatedHeader => 0x5051,
+            RequestError::HeaderTimeout => 0x5052,
+            RequestError::RequestReset => 0x5053,
+            RequestError::UnidirectionalStream => 0x5054,
+        }
+    }
+
+    /// The error a code stands for, if it is one of these.
+    pub fn from_code(code: u64) -> Option<RequestError> {
+        RequestError::ALL.into_iter().find(|e| e.code() == code)
+    }
+
+    /// A stream error code as a client reports it: the problem if the code is known, else the
+    /// bare number.
+    pub fn describe(code: u64) -> String {
+        match RequestError::from_code(code) {
+            Some(e) => format!("{e} (error code {code:#x})"),
+            None => format!("error code {code:#x}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +139,15 @@ mod tests {
         }
         assert_eq!(Request::Bytes(258).header(), [0, 0, 0, 0, 0, 0, 1, 2]);
         assert_eq!(Request::Unlimited.header(), [0xff; 8]);
+    }
+
+    #[test]
+    fn request_error_codes_round_trip_and_are_distinct() {
+        for e in RequestError::ALL {
+            assert_eq!(RequestError::from_code(e.code()), Some(e));
+            assert!(RequestError::describe(e.code()).starts_with(&e.to_string()));
+        }
+        assert_eq!(RequestError::from_code(0), None);
+        assert_eq!(RequestError::describe(7), "error code 0x7");
     }
 }
