@@ -24,6 +24,10 @@ const HEADER_TIMEOUT: Duration = Duration::from_millis(1500);
 /// Longest wait for anything in these tests.
 const PATIENCE: Duration = Duration::from_secs(20);
 
+/// One test at a time: the memory bound is read from this process's resident set, which the
+/// other tests' connections would otherwise share.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 struct Setup {
     server: Server,
     address: SocketAddr,
@@ -186,6 +190,7 @@ fn rss_bytes() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn truncated_header_is_reset_as_truncated() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let setup = start();
     let (_endpoint, connection) = setup.connect().await;
     let (mut send, mut recv) = connection.open_bi().await.unwrap();
@@ -212,6 +217,7 @@ async fn truncated_header_is_reset_as_truncated() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_in_the_header_is_reset_back() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let setup = start();
     let (_endpoint, connection) = setup.connect().await;
     let (mut send, mut recv) = connection.open_bi().await.unwrap();
@@ -231,6 +237,7 @@ async fn reset_in_the_header_is_reset_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_in_the_upload_abandons_the_response() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let setup = start();
     let (_endpoint, connection) = setup.connect().await;
     let (mut send, mut recv) = connection.open_bi().await.unwrap();
@@ -256,6 +263,7 @@ async fn reset_in_the_upload_abandons_the_response() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_never_written_is_given_back_and_blocks_nothing() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let setup = start();
     let (_endpoint, connection) = setup.connect().await;
     // Stream A is opened and never written; writing stream B (a later stream) makes the server
@@ -293,6 +301,7 @@ async fn stream_never_written_is_given_back_and_blocks_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_streams_are_bounded_by_the_stream_limit_and_the_timeout() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let setup = start();
     let (_endpoint, connection) = setup.connect().await;
     // Open as many streams as the connection allows (quinn's default: 100 concurrent
@@ -337,6 +346,7 @@ async fn idle_streams_are_bounded_by_the_stream_limit_and_the_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn absurd_sizes_are_served_with_bounded_memory() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let setup = start();
     let (_endpoint, connection) = setup.connect().await;
     // Garbage where the header goes: "GET / HT" is a request for 5.1e18 bytes, and the rest
@@ -390,6 +400,7 @@ async fn absurd_sizes_are_served_with_bounded_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unidirectional_stream_is_stopped() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let setup = start();
     let (_endpoint, connection) = setup.connect().await;
     let mut send = connection.open_uni().await.unwrap();
