@@ -198,6 +198,18 @@ fn three_shards_merged_equal_the_unsharded_sweep_byte_for_byte() {
         err.contains("different sweeps") && err.contains("different scenario or --set"),
         "{err}"
     );
+    // Resuming a shard into a directory that holds the same shard of another sweep.
+    let err = sweep::run_shard(
+        &small_plan(&load_other),
+        shard("2/3"),
+        &shard_dirs[1],
+        1,
+        &Silent,
+        &never,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("written by another sweep"), "{err}");
     // A different split of the same sweep.
     let halves = shards.join("halves");
     let stopped = AtomicBool::new(true);
