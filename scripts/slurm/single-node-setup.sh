@@ -26,7 +26,8 @@ alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 if [[ ${1:-} == --stop ]]; then
     for f in "$SLURMD_PID" "$CTLD_PID" "$MUNGE_PID"; do
         if alive "$f"; then
-            kill "$(cat "$f")" && echo "stopped $(basename "$f" .pid) ($(cat "$f"))"
+            pid=$(cat "$f")
+            kill "$pid" && echo "stopped $(basename "$f" .pid) ($pid)"
         fi
     done
     exit 0
