@@ -60,7 +60,12 @@ impl Qlog {
     /// every one must parse.
     fn read(path: &Path) -> Qlog {
         let bytes = std::fs::read(path).unwrap();
-        assert_eq!(bytes.first(), Some(&0x1e), "{}: starts with RS", path.display());
+        assert_eq!(
+            bytes.first(),
+            Some(&0x1e),
+            "{}: starts with RS",
+            path.display()
+        );
         let mut records = Vec::new();
         for (index, record) in bytes.split(|&b| b == 0x1e).skip(1).enumerate() {
             let text = std::str::from_utf8(record)
@@ -109,8 +114,9 @@ impl Qlog {
         }
         for field in ["congestion_window", "smoothed_rtt", "bytes_in_flight"] {
             assert!(
-                self.events.iter().any(|e| e["name"] == "recovery:metrics_updated"
-                    && e["data"][field].is_number()),
+                self.events.iter().any(
+                    |e| e["name"] == "recovery:metrics_updated" && e["data"][field].is_number()
+                ),
                 "{what}: no metrics_updated with {field}"
             );
         }
@@ -133,7 +139,10 @@ fn name(path: &Path) -> &str {
 
 /// Runs `satquic args…` to completion; its stdout, or a panic with its stderr.
 fn satquic(args: &[&str]) -> String {
-    let out = Command::new(SATQUIC).args(args).output().expect("binary runs");
+    let out = Command::new(SATQUIC)
+        .args(args)
+        .output()
+        .expect("binary runs");
     assert!(
         out.status.success(),
         "satquic {args:?}: {}",
@@ -301,7 +310,14 @@ fn an_unwritable_qlog_directory_is_named_with_the_flag() {
     let bad = file.join("qlog");
     for args in [
         vec!["serve", "--listen", "127.0.0.1:0", "--qlog"],
-        vec!["get", "127.0.0.1:9", "--insecure", "--download", "1MB", "--qlog"],
+        vec![
+            "get",
+            "127.0.0.1:9",
+            "--insecure",
+            "--download",
+            "1MB",
+            "--qlog",
+        ],
     ] {
         let out = Command::new(SATQUIC)
             .args(&args)
