@@ -8,6 +8,11 @@
 //! cycle after 10 series; series `i` has the same colour in every chart, and bar `i` in a
 //! [`bar_chart`] has the colour of series `i`, so per-flow charts match.
 //!
+//! [`styled_line_chart`] is [`line_chart`] with a subtitle (the setting, e.g. the path), a
+//! legend heading, and per-line colour, width and dashes: fixed colours per category (e.g.
+//! per congestion controller, the same in every figure) and dashed reference lines (e.g. the
+//! link capacity) that read as references rather than data.
+//!
 //! Besides [`line_chart`], [`error_bar_chart`] and [`bar_chart`] (1200×700),
 //! [`stacked_panel_chart`] draws a taller (1200×900) two-panel figure on a shared x axis:
 //! stacked areas under a step "ceiling" line above, dots with a dashed threshold below, one
@@ -28,6 +33,7 @@ use std::sync::OnceLock;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -75,6 +81,75 @@ pub struct Series {
     pub label: String,
     /// `(x, y)` points, drawn in the given order; non-finite points are skipped.
     pub points: Vec<(f64, f64)>,
+}
+
+/// The colour of a line in a [`StyledChart`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Colour {
+    /// Palette colour `i` (cycling after 10): what series `i` gets in [`line_chart`], so a
+    /// caller can keep one colour per category across charts with different series.
+    Palette(usize),
+    /// Black, for the most important reference (e.g. the link capacity).
+    Black,
+    /// Mid grey, for secondary references.
+    Grey,
+}
+
+/// How a line of a [`StyledChart`] is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineStyle {
+    /// Its colour.
+    pub colour: Colour,
+    /// Stroke width, pixels (at least 1).
+    pub width_px: u32,
+    /// Dashed (for reference lines) or solid.
+    pub dashed: bool,
+}
+
+impl LineStyle {
+    /// A solid 2 px line in palette colour `i`: [`line_chart`]'s look for series `i`.
+    pub fn data(i: usize) -> Self {
+        LineStyle {
+            colour: Colour::Palette(i),
+            width_px: 2,
+            dashed: false,
+        }
+    }
+
+    /// A dashed 2 px line, for references such as a capacity or a threshold.
+    pub fn reference(colour: Colour) -> Self {
+        LineStyle {
+            colour,
+            width_px: 2,
+            dashed: true,
+        }
+    }
+}
+
+/// A line with its own style.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StyledSeries {
+    /// The legend text and points, as in [`line_chart`].
+    pub series: Series,
+    /// How it is drawn.
+    pub style: LineStyle,
+}
+
+/// A line chart with styled lines: what [`styled_line_chart`] draws.
+#[derive(Debug, Clone, Copy)]
+pub struct StyledChart<'a> {
+    /// Printed above the chart.
+    pub title: &'a str,
+    /// A smaller second line under the title, e.g. the path and the seed; empty for none.
+    pub subtitle: &'a str,
+    /// X axis description, with its unit, e.g. `"time (s)"`.
+    pub x_label: &'a str,
+    /// Y axis description, with its unit.
+    pub y_label: &'a str,
+    /// A heading over the legend entries, e.g. what the numbers in them are; empty for none.
+    pub legend_title: &'a str,
+    /// The lines, in legend order; later lines are drawn on top.
+    pub lines: &'a [StyledSeries],
 }
 
 /// One line with error bars: per point `(x, mean, stdev)`.
@@ -129,44 +204,93 @@ pub enum PlotError {
 /// needed) and returns both paths, PNG first.
 ///
 /// Lines are 2 px wide; series with at most 40 points also get a dot on each point, so
-/// single-point series show. Series longer than 9 600 points with sorted x are thinned to
+/// single-point series show (and the x range is then padded by 3 % on both sides, so the
+/// outermost dots are whole). Series longer than 9 600 points with sorted x are thinned to
 /// the first, min, max and last point of each half-pixel-wide x slice, which leaves the
 /// picture unchanged and keeps the SVG small.
 pub fn line_chart(stem: &Path, chart: &Chart) -> Result<[PathBuf; 2], PlotError> {
-    let series: Vec<Prepared> = chart
+    let lines: Vec<StyledSeries> = chart
         .series
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let points: Vec<(f64, f64)> = s
+        .map(|(i, s)| StyledSeries {
+            series: s.clone(),
+            style: LineStyle::data(i),
+        })
+        .collect();
+    styled_line_chart(
+        stem,
+        &StyledChart {
+            title: chart.title,
+            subtitle: "",
+            x_label: chart.x_label,
+            y_label: chart.y_label,
+            legend_title: "",
+            lines: &lines,
+        },
+    )
+}
+
+/// Like [`line_chart`], with each line's colour, width and dashes given, a subtitle under the
+/// title and a heading over the legend. Solid lines with at most 40 points get a dot on each
+/// point; dashed lines never do. Dashed lines count for the axis ranges like any other and
+/// are drawn first, under the solid ones (a flow running at the capacity covers the capacity
+/// line rather than being hidden by it); the legend keeps the given order.
+pub fn styled_line_chart(stem: &Path, chart: &StyledChart) -> Result<[PathBuf; 2], PlotError> {
+    let series: Vec<Prepared> = chart
+        .lines
+        .iter()
+        .map(|line| {
+            let points: Vec<(f64, f64)> = line
+                .series
                 .points
                 .iter()
                 .copied()
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
                 .collect();
             Prepared {
-                label: s.label.clone(),
-                colour: colour(i),
-                markers: points.len() <= 40,
+                label: line.series.label.clone(),
+                colour: line.style.colour.rgb(),
+                width: line.style.width_px.max(1),
+                dashed: line.style.dashed,
+                markers: !line.style.dashed && points.len() <= 40,
                 points: decimate(points, 2 * WIDTH as usize),
                 bars: Vec::new(),
             }
         })
         .collect();
+    // Dots at the first and last x would be cut in half by the plot's edges: pad by 3 %.
+    let pad = if series.iter().any(|s| s.markers) {
+        0.03
+    } else {
+        0.0
+    };
     let x = x_range(
         series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
-        0.0,
+        pad,
     );
     let y = y_range(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
     let fig = XyFigure {
         title: chart.title,
+        subtitle: chart.subtitle,
         x_label: chart.x_label,
         y_label: chart.y_label,
+        legend_title: chart.legend_title,
         series,
         x,
         y,
     };
     render(stem, &fig)
+}
+
+impl Colour {
+    fn rgb(self) -> RGBColor {
+        match self {
+            Colour::Palette(i) => colour(i),
+            Colour::Black => BLACK,
+            Colour::Grey => RGBColor(0x80, 0x80, 0x80),
+        }
+    }
 }
 
 /// Like [`line_chart`], with a vertical error bar of ± one stdev around each mean and lines
@@ -225,6 +349,8 @@ pub fn error_bar_chart(
         .map(|(i, (s, pts))| Prepared {
             label: s.label.clone(),
             colour: colour(i),
+            width: 2,
+            dashed: false,
             markers: false,
             points: pts.iter().map(|p| (p.0, p.1)).collect(),
             bars: pts.clone(),
@@ -239,8 +365,10 @@ pub fn error_bar_chart(
     );
     let fig = XyFigure {
         title,
+        subtitle: "",
         x_label,
         y_label,
+        legend_title: "",
         series: prepared,
         x,
         y,
@@ -384,6 +512,8 @@ fn text_width<DB: DrawingBackend>(
 struct Prepared {
     label: String,
     colour: RGBColor,
+    width: u32,
+    dashed: bool,
     markers: bool,
     points: Vec<(f64, f64)>,
     bars: Vec<(f64, f64, f64)>,
@@ -392,8 +522,10 @@ struct Prepared {
 /// A line or error-bar chart.
 struct XyFigure<'a> {
     title: &'a str,
+    subtitle: &'a str,
     x_label: &'a str,
     y_label: &'a str,
+    legend_title: &'a str,
     series: Vec<Prepared>,
     x: (f64, f64),
     y: (f64, f64),
@@ -408,12 +540,14 @@ impl Figure for XyFigure<'_> {
         root: &DrawingArea<DB, Shift>,
         vector: bool,
     ) -> DrawResult<DB> {
-        let body = titled(root, self.title)?;
+        let body = subtitled(&titled(root, self.title)?, self.subtitle, vector)?;
         let (body_w, body_h) = body.dim_in_pixel();
 
         // Legend column on the right, outside the plotting area; with many series the rows
-        // shrink (font down to 12) to fit the plot's height.
-        let n = self.series.len().max(1) as f64;
+        // shrink (font down to 12) to fit the plot's height. A legend heading takes a row.
+        let heading = !self.legend_title.is_empty() && !self.series.is_empty();
+        let rows = self.series.len() + usize::from(heading);
+        let n = rows.max(1) as f64;
         let legend_room = body_h as f64 - (PLOT_TOP + 2 * LEGEND_PAD) as f64 - X_LABEL_AREA as f64;
         let row_h = (LEGEND_SIZE * 1.45).min(legend_room / n);
         let legend_size = (row_h / 1.45).clamp(12.0, LEGEND_SIZE);
@@ -426,10 +560,19 @@ impl Figure for XyFigure<'_> {
             widest = widest.max(text_width(&body, &label, &legend_style)?);
             labels.push(label);
         }
-        let legend_w = if labels.is_empty() {
+        let mut legend_w = if labels.is_empty() {
             0
         } else {
             LEGEND_SWATCH + 3 * LEGEND_PAD + widest + LEGEND_GAP
+        };
+        let heading_text = if heading {
+            let max_heading = max_label + LEGEND_SWATCH + LEGEND_PAD;
+            let text = fit_text(&body, self.legend_title, &legend_style, max_heading)?;
+            legend_w = legend_w
+                .max(2 * LEGEND_PAD + text_width(&body, &text, &legend_style)? + LEGEND_GAP);
+            text
+        } else {
+            String::new()
         };
         let (plot_area, legend_area) = body.split_horizontally(body_w - legend_w);
 
@@ -474,10 +617,19 @@ impl Figure for XyFigure<'_> {
         }
 
         let mut any = false;
-        for s in &self.series {
+        // Dashed references first, so the data lines stay on top of them.
+        let dashed_first = self
+            .series
+            .iter()
+            .filter(|s| s.dashed)
+            .chain(self.series.iter().filter(|s| !s.dashed));
+        for s in dashed_first {
             any |= !s.points.is_empty();
-            let style = s.colour.stroke_width(2);
-            if vector {
+            let style = s.colour.stroke_width(s.width);
+            if s.dashed {
+                let px: Vec<(i32, i32)> = s.points.iter().map(|p| chart.backend_coord(p)).collect();
+                root.draw(&DashedPathElement::new(px, DASH_PX, DASH_GAP_PX, style))?;
+            } else if vector {
                 chart.draw_series(LineSeries::new(s.points.iter().copied(), style))?;
             } else {
                 // Plotters turns a wide polyline into one polygon with unlimited miter joins,
@@ -515,21 +667,39 @@ impl Figure for XyFigure<'_> {
             let (x0, y0) = (LEGEND_GAP as i32, PLOT_TOP as i32);
             let (x1, y1) = (
                 (legend_w - 2) as i32,
-                y0 + row * labels.len() as i32 + 2 * LEGEND_PAD as i32,
+                y0 + row * rows as i32 + 2 * LEGEND_PAD as i32,
             );
             legend_area.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.filled()))?;
             legend_area.draw(&Rectangle::new(
                 [(x0, y0), (x1, y1)],
                 BLACK.mix(0.35).stroke_width(1),
             ))?;
+            if heading {
+                legend_area.draw(&Text::new(
+                    heading_text.as_str(),
+                    (
+                        x0 + LEGEND_PAD as i32,
+                        y0 + LEGEND_PAD as i32 + row / 2 + center_nudge(vector, legend_size),
+                    ),
+                    legend_style.pos(Pos::new(HPos::Left, VPos::Center)),
+                ))?;
+            }
+            let first_row = usize::from(heading);
             for (i, (s, label)) in self.series.iter().zip(&labels).enumerate() {
-                let cy = y0 + LEGEND_PAD as i32 + row * i as i32 + row / 2;
+                let cy = y0 + LEGEND_PAD as i32 + row * (i + first_row) as i32 + row / 2;
                 let sx = x0 + LEGEND_PAD as i32;
                 let ex = sx + LEGEND_SWATCH as i32;
-                legend_area.draw(&PathElement::new(
-                    [(sx, cy), (ex, cy)],
-                    s.colour.stroke_width(3),
-                ))?;
+                let swatch = s.colour.stroke_width(s.width + 1);
+                if s.dashed {
+                    legend_area.draw(&DashedPathElement::new(
+                        [(sx, cy), (ex, cy)],
+                        DASH_PX,
+                        DASH_GAP_PX,
+                        swatch,
+                    ))?;
+                } else {
+                    legend_area.draw(&PathElement::new([(sx, cy), (ex, cy)], swatch))?;
+                }
                 if s.markers || !s.bars.is_empty() {
                     legend_area.draw(&Circle::new(((sx + ex) / 2, cy), 5, s.colour.filled()))?;
                 }
@@ -548,6 +718,39 @@ impl Figure for XyFigure<'_> {
 }
 
 const X_TICKS: usize = 10;
+/// Dash and gap lengths of dashed lines, pixels.
+const DASH_PX: u32 = 10;
+const DASH_GAP_PX: u32 = 6;
+const SUBTITLE_SIZE: f64 = 22.0;
+
+/// Draws `subtitle` (if any) centred at the top of `area`, in a smaller grey font, and
+/// returns the area below it.
+fn subtitled<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    subtitle: &str,
+    vector: bool,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    if subtitle.is_empty() {
+        return Ok(area.clone());
+    }
+    let (w, _) = area.dim_in_pixel();
+    let width = text_width(area, subtitle, &font(SUBTITLE_SIZE))? as f64;
+    let size = if width > w as f64 {
+        (SUBTITLE_SIZE * w as f64 / width).max(SUBTITLE_SIZE * 0.6)
+    } else {
+        SUBTITLE_SIZE
+    };
+    let grey = BLACK.mix(0.7);
+    let line_h = (size * 1.5).round() as i32;
+    area.draw(&Text::new(
+        subtitle,
+        (w as i32 / 2, line_h / 2 + center_nudge(vector, size)),
+        font(size)
+            .color(&grey)
+            .pos(Pos::new(HPos::Center, VPos::Center)),
+    ))?;
+    Ok(area.margin(line_h, 0, 0, 0))
+}
 /// Height of the x tick labels plus the x axis description.
 const X_LABEL_AREA: u32 = TICK_SIZE as u32 + AXIS_DESC_SIZE as u32 + 26;
 const Y_TICKS: usize = 8;
@@ -1085,6 +1288,60 @@ mod tests {
             ],
         );
         assert_eq!(paths[0], dir.join("cwnd.png"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn styled_chart_writes_subtitle_legend_heading_and_references() {
+        let dir = temp_dir("styled");
+        let lines = [
+            StyledSeries {
+                series: Series {
+                    label: "hybla 9.45 Mbit/s (99 %)".into(),
+                    points: (0..=100).map(|i| (i as f64, 9.9)).collect(),
+                },
+                style: LineStyle::data(0),
+            },
+            StyledSeries {
+                series: Series {
+                    label: "link capacity 10 Mbit/s".into(),
+                    points: vec![(0.0, 10.0), (100.0, 10.0)],
+                },
+                style: LineStyle::reference(Colour::Black),
+            },
+        ];
+        let paths = styled_line_chart(
+            &dir.join("goodput"),
+            &StyledChart {
+                title: "thesis-geo: delivery rate",
+                subtitle: "bytes reaching the receiver per second",
+                x_label: "time (s)",
+                y_label: "delivery rate (Mbit/s)",
+                legend_title: "mean goodput (% of max)",
+                lines: &lines,
+            },
+        )
+        .unwrap();
+        check_outputs(
+            &paths,
+            &[
+                "thesis-geo: delivery rate",
+                "bytes reaching the receiver per second",
+                "mean goodput (% of max)",
+                "hybla 9.45 Mbit/s (99 %)",
+                "link capacity 10 Mbit/s",
+            ],
+        );
+        // The dashed black reference is drawn as one short segment per dash (10 px + 6 px gap
+        // over a plot about 700 px wide: > 30), opaque and 2 px wide, unlike the translucent
+        // 1 px axes and ticks.
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        let dashes = svg
+            .lines()
+            .flat_map(|l| l.split("<polyline").skip(1))
+            .filter(|e| e.contains("opacity=\"1\" stroke=\"#000000\" stroke-width=\"2\""))
+            .count();
+        assert!(dashes > 30, "{dashes} black dashes in the SVG");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -3,8 +3,6 @@
 
 use std::collections::HashSet;
 
-use plotters::element::DashedPathElement;
-
 use super::*;
 
 /// Height of a [`stacked_panel_chart`], in pixels (its width is [`WIDTH`]).

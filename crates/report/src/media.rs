@@ -241,10 +241,16 @@ pub fn write_figures(
             let app = &flow.apps[a];
             let samples = app_series(outcome, f, a);
             let rates = windowed_throughput_bps(&samples, FIGURE_THROUGHPUT_WINDOW);
-            let label = if several_flows {
-                format!("{} / {} ({})", flow.name, app.name, app.kind)
+            // "media (media)" says nothing twice: the kind only when the name differs.
+            let app_label = if app.name == app.kind {
+                app.name.clone()
             } else {
                 format!("{} ({})", app.name, app.kind)
+            };
+            let label = if several_flows {
+                format!("{} / {app_label}", flow.name)
+            } else {
+                app_label
             };
             layers.push(Series {
                 label,

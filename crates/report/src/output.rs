@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::summary::{self, Summary};
 use crate::timeseries::{self, GOODPUT_WINDOW};
-use chart::{Chart, PlotError, Series};
+use chart::{PlotError, Series};
 use scenario::Scenario;
 
 /// A finished run.
@@ -217,7 +217,151 @@ pub fn write_all(
     Ok(written)
 }
 
-/// cwnd and goodput over time for the runs of the first seed, one line per flow and controller.
+/// Palette colour (see [`chart::Colour::Palette`]) of a congestion controller, so each
+/// controller looks the same in every figure: hybla blue, newreno vermillion, cubic green, bbr
+/// purple. `cc` is a run or flow label; parameters after the name (`hybla(rtt0=50ms)`) are
+/// ignored. `None` for other labels.
+pub fn controller_colour(cc: &str) -> Option<usize> {
+    let name = cc
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    ["hybla", "newreno", "cubic", "bbr"]
+        .iter()
+        .position(|&known| known == name)
+}
+
+/// Palette colours for lines labelled by `controllers`, one distinct colour per line: a line
+/// named exactly after a controller gets its [`controller_colour`], then a variant
+/// (`hybla-seed`, `hybla(rtt0=50ms)`) gets it if no other line has it yet, and the rest get
+/// the next palette colours nobody uses, from colour 4 on (after the controllers' four).
+pub fn line_colours<S: AsRef<str>>(controllers: &[S]) -> Vec<usize> {
+    let mut colours: Vec<Option<usize>> = vec![None; controllers.len()];
+    let mut used = std::collections::BTreeSet::new();
+    for exact in [true, false] {
+        for (i, cc) in controllers.iter().enumerate() {
+            let cc = cc.as_ref();
+            let known = controller_colour(cc)
+                .filter(|_| !exact || cc.chars().all(|c| c.is_ascii_alphanumeric()));
+            if let Some(c) = known
+                && colours[i].is_none()
+                && used.insert(c)
+            {
+                colours[i] = Some(c);
+            }
+        }
+    }
+    // Past the four controllers' colours first, so a variant does not look like bbr.
+    let mut next = 4;
+    colours
+        .into_iter()
+        .map(|c| {
+            c.unwrap_or_else(|| {
+                while used.contains(&(next % 10)) && used.len() < 10 {
+                    next += 1;
+                }
+                used.insert(next % 10);
+                next += 1;
+                (next - 1) % 10
+            })
+        })
+        .collect()
+}
+
+/// A number with at most three significant digits and no trailing zeros ("10", "2.5",
+/// "0.01", "9.46").
+fn short_number(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return format!("{value}");
+    }
+    let magnitude = value.abs().log10().floor() as i32;
+    let decimals = (2 - magnitude).max(0) as usize;
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// A rate for people: "10 Mbit/s", "250 kbit/s", "1.5 Gbit/s".
+pub fn rate_label(bps: f64) -> String {
+    let (scale, unit) = if bps >= 1e9 {
+        (1e9, "Gbit/s")
+    } else if bps >= 1e6 {
+        (1e6, "Mbit/s")
+    } else if bps >= 1e3 {
+        (1e3, "kbit/s")
+    } else {
+        (1.0, "bit/s")
+    };
+    format!("{} {unit}", short_number(bps / scale))
+}
+
+/// The path in one line, for figure titles: rates (one if both directions match; min–max
+/// when scheduled), base RTT, random loss, e.g. "10 Mbit/s, RTT 500 ms, PER 0.01 %" or
+/// "0.6–4 Mbit/s down, 10 Mbit/s up, RTT 50 ms, no random loss". Delays and losses are the
+/// initial ones ("at start" when a schedule changes them).
+pub fn path_note(scenario: &Scenario) -> String {
+    let (forward, back) = (&scenario.forward, &scenario.return_link);
+    let rates = |link: &netsim::LinkConfig| {
+        let all =
+            std::iter::once(link.rate_bps).chain(link.schedule.iter().filter_map(|s| s.rate_bps));
+        let (lo, hi) = all.fold((u64::MAX, 0), |(lo, hi), r| (lo.min(r), hi.max(r)));
+        if lo == hi {
+            rate_label(hi as f64)
+        } else {
+            // "0.6–4 Mbit/s": the unit of the larger end.
+            let high = rate_label(hi as f64);
+            let (number, unit) = high.split_once(' ').unwrap_or((&high, ""));
+            let scale = hi as f64 / number.parse::<f64>().unwrap_or(1.0);
+            format!("{}–{number} {unit}", short_number(lo as f64 / scale))
+        }
+    };
+    let (down, up) = (rates(forward), rates(back));
+    let rates = if down == up {
+        down
+    } else {
+        format!("{down} down, {up} up")
+    };
+    let changes =
+        |f: fn(&netsim::ScheduleStep) -> bool| forward.schedule.iter().chain(&back.schedule).any(f);
+    let at_start = |changed: bool| if changed { " at start" } else { "" };
+    let rtt_ms = scenario.path_config().base_rtt().as_secs_f64() * 1e3;
+    let rtt_note = at_start(changes(|s| s.delay.is_some()));
+    let loss = forward.loss.stationary_loss_rate();
+    let loss_note = at_start(changes(|s| s.loss.is_some()));
+    let loss = match forward.loss {
+        _ if loss == 0.0 => format!("no random loss{loss_note}"),
+        netsim::LossModel::Bernoulli { .. } => {
+            format!("PER {} %{loss_note}", short_number(loss * 100.0))
+        }
+        _ => format!("bursty loss {} %{loss_note}", short_number(loss * 100.0)),
+    };
+    format!("{rates}, RTT {} ms{rtt_note}, {loss}", short_number(rtt_ms))
+}
+
+/// A step line `(t, value)` over `0..end` from `(from, until, value)` steps.
+fn step_points(steps: &[(Duration, Duration, f64)], end: Duration) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    for &(from, until, value) in steps {
+        points.push((from.as_secs_f64(), value));
+        points.push((until.min(end).as_secs_f64(), value));
+    }
+    points
+}
+
+/// The figures of a run directory: delivery rate (goodput.png), in-order goodput
+/// (goodput-inorder.png) and congestion window (cwnd.png) over time for the runs of the first
+/// seed, one line per flow, each controller in its own colour ([`controller_colour`]).
+///
+/// The delivery rate is the default goodput figure because it shows what the link carried:
+/// in-order goodput stalls for a round trip after each loss (head-of-line blocking) and then
+/// jumps above the link rate when the retransmission releases the held-back bytes, which
+/// reads as a fault at a glance. Both goodput figures draw the link capacity and the goodput
+/// ceiling as dashed references and give each flow's mean goodput and its share of the
+/// ceiling in the legend; the cwnd figure draws the BDP and BDP + buffer.
 pub fn write_plots(
     dir: &Path,
     scenario: &Scenario,
@@ -225,58 +369,228 @@ pub fn write_plots(
     runs: &[CompletedRun],
 ) -> Result<Vec<PathBuf>, OutputError> {
     let shown: Vec<&CompletedRun> = runs.iter().filter(|r| r.spec.seed == first_seed).collect();
+    let path = summary::path_summary(scenario);
+    // Goodput per unit of link rate when every packet is full: the ceiling's ratio.
+    let payload_share = f64::from(path.payload_bytes_per_packet) / f64::from(path.mtu_bytes);
+    let mut labels = Vec::new();
+    let mut controllers = Vec::new();
+    let mut goodput_labels = Vec::new();
     let mut cwnd = Vec::new();
-    let mut goodput = Vec::new();
+    let mut delivery = Vec::new();
+    let mut in_order = Vec::new();
+    let mut end = Duration::ZERO;
     for run in &shown {
+        let flows = summary::run_summary(scenario, &run.label, &run.outcome).flows;
+        end = end.max(run.outcome.end_time);
         for flow in 0..run.outcome.flows.len() {
             let label = series_label(&shown, run, flow);
             let samples = timeseries::flow_samples(&run.outcome, flow);
-            cwnd.push(Series {
-                label: label.clone(),
-                points: samples
-                    .iter()
-                    .map(|s| (s.t.as_secs_f64(), s.cwnd_bytes as f64 / 1e3))
-                    .collect(),
+            let t: Vec<f64> = samples.iter().map(|s| s.t.as_secs_f64()).collect();
+            cwnd.push(
+                t.iter()
+                    .zip(&samples)
+                    .map(|(&t, s)| (t, s.cwnd_bytes as f64 / 1e3))
+                    .collect::<Vec<_>>(),
+            );
+            let mbps = |rates: Vec<f64>| -> Vec<(f64, f64)> {
+                t.iter().zip(rates).map(|(&t, r)| (t, r / 1e6)).collect()
+            };
+            delivery.push(mbps(timeseries::sliding_delivery_rate_bps(
+                &samples,
+                GOODPUT_WINDOW,
+            )));
+            in_order.push(mbps(timeseries::sliding_goodput_bps(
+                &samples,
+                GOODPUT_WINDOW,
+            )));
+            goodput_labels.push(match flows.get(flow) {
+                Some(f) => format!(
+                    "{label} {} Mbit/s ({:.0} %)",
+                    short_number(f.goodput_bps / 1e6),
+                    100.0 * f.efficiency / payload_share
+                ),
+                None => label.clone(),
             });
-            let rates = timeseries::sliding_goodput_bps(&samples, GOODPUT_WINDOW);
-            goodput.push(Series {
-                label,
-                points: samples
-                    .iter()
-                    .zip(rates)
-                    .map(|(s, r)| (s.t.as_secs_f64(), r / 1e6))
-                    .collect(),
-            });
+            controllers.push(run.outcome.flows[flow].cc.clone());
+            labels.push(label);
         }
     }
+    let colours = line_colours(&controllers);
+    let data = |labels: &[String], points: Vec<Vec<(f64, f64)>>| -> Vec<chart::StyledSeries> {
+        labels
+            .iter()
+            .zip(points)
+            .zip(&colours)
+            .map(|((label, points), &colour)| chart::StyledSeries {
+                series: Series {
+                    label: label.clone(),
+                    points,
+                },
+                style: chart::LineStyle::data(colour),
+            })
+            .collect()
+    };
+    let reference = |label: String, points: Vec<(f64, f64)>, colour| chart::StyledSeries {
+        series: Series { label, points },
+        style: chart::LineStyle::reference(colour),
+    };
+
+    let rate_steps: Vec<(Duration, Duration, f64)> =
+        crate::periods::capacity_steps(&scenario.forward, end)
+            .into_iter()
+            .map(|(from, until, bps)| (from, until, bps as f64))
+            .collect();
+    let scaled = |factor: f64| -> Vec<(f64, f64)> {
+        step_points(&rate_steps, end)
+            .into_iter()
+            .map(|(t, bps)| (t, bps * factor))
+            .collect()
+    };
+    let one_rate = rate_steps.len() <= 1;
+    let capacity_label = if one_rate {
+        format!(
+            "link capacity {}",
+            rate_label(scenario.forward.rate_bps as f64)
+        )
+    } else {
+        "link capacity".to_owned()
+    };
+    let ceiling_label = if one_rate {
+        format!("max goodput {}", rate_label(path.goodput_ceiling_bps))
+    } else {
+        "max goodput".to_owned()
+    };
+    let capacity = reference(capacity_label, scaled(1e-6), chart::Colour::Black);
+    let ceiling = reference(
+        ceiling_label,
+        scaled(payload_share * 1e-6),
+        chart::Colour::Grey,
+    );
+
     let seed_note = if runs.len() > shown.len() {
         format!(", seed {first_seed}")
     } else {
         String::new()
     };
+    let note = path_note(scenario);
+    let legend_title = "mean goodput (% of max)";
     let mut written = Vec::new();
-    let cwnd_title = format!("{} — congestion window{seed_note}", scenario.name);
-    written.extend(chart::line_chart(
-        &dir.join("cwnd"),
-        &Chart {
-            title: &cwnd_title,
+
+    let mut lines = data(&goodput_labels, delivery);
+    lines.extend([capacity, ceiling.clone()]);
+    let title = format!("{} ({note}): delivery rate", scenario.name);
+    let subtitle = format!(
+        "bytes reaching the receiver per second, in any order (IP packets, 1 s average){seed_note}"
+    );
+    written.extend(chart::styled_line_chart(
+        &dir.join("goodput"),
+        &chart::StyledChart {
+            title: &title,
+            subtitle: &subtitle,
             x_label: "time (s)",
-            y_label: "cwnd (kB)",
-            series: &cwnd,
+            y_label: "delivery rate (Mbit/s)",
+            legend_title,
+            lines: &lines,
         },
     )?);
-    let goodput_title = format!(
-        "{} — goodput (bytes in order), 1 s sliding average{seed_note}",
-        scenario.name
+
+    let mut lines = data(&goodput_labels, in_order);
+    lines.push(ceiling);
+    let title = format!("{} ({note}): in-order goodput", scenario.name);
+    let subtitle = format!(
+        "bytes the application read in order per second (1 s average): after a loss it \
+         stalls for a round trip, then jumps{seed_note}"
     );
-    written.extend(chart::line_chart(
-        &dir.join("goodput"),
-        &Chart {
-            title: &goodput_title,
+    written.extend(chart::styled_line_chart(
+        &dir.join("goodput-inorder"),
+        &chart::StyledChart {
+            title: &title,
+            subtitle: &subtitle,
             x_label: "time (s)",
             y_label: "in-order goodput (Mbit/s)",
-            series: &goodput,
+            legend_title,
+            lines: &lines,
+        },
+    )?);
+
+    let mut lines = data(&labels, cwnd);
+    // BDP = rate × base RTT; a window above BDP + buffer overflows the buffer.
+    let base_rtt_s = path.base_rtt_ms / 1e3;
+    let bdp_kb = scaled(base_rtt_s / 8.0 / 1e3);
+    let buffer_kb = path.forward.queue_limit_bytes.map(|b| b as f64 / 1e3);
+    let delay_changes = scenario
+        .forward
+        .schedule
+        .iter()
+        .chain(&scenario.return_link.schedule)
+        .any(|step| step.delay.is_some());
+    if !delay_changes {
+        let bdp_label = match bdp_kb.first() {
+            Some(&(_, kb)) if one_rate => format!("BDP {} kB", short_number(kb)),
+            _ => "BDP".to_owned(),
+        };
+        let full = buffer_kb.map(|buffer| {
+            let full: Vec<(f64, f64)> = bdp_kb.iter().map(|&(t, kb)| (t, kb + buffer)).collect();
+            let full_label = match full.first() {
+                Some(&(_, kb)) if one_rate => format!("BDP + buffer {} kB", short_number(kb)),
+                _ => "BDP + buffer".to_owned(),
+            };
+            reference(full_label, full, chart::Colour::Grey)
+        });
+        lines.push(reference(bdp_label, bdp_kb, chart::Colour::Black));
+        lines.extend(full);
+    }
+    let title = format!("{} ({note}): congestion window", scenario.name);
+    let subtitle =
+        format!("at the data sender, every 100 ms; BDP = link rate × base RTT{seed_note}");
+    written.extend(chart::styled_line_chart(
+        &dir.join("cwnd"),
+        &chart::StyledChart {
+            title: &title,
+            subtitle: &subtitle,
+            x_label: "time (s)",
+            y_label: "congestion window (kB)",
+            legend_title: "",
+            lines: &lines,
         },
     )?);
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controllers_keep_their_colour_in_any_order() {
+        assert_eq!(line_colours(&["hybla", "newreno", "cubic"]), [0, 1, 2]);
+        assert_eq!(line_colours(&["cubic", "hybla"]), [2, 0]);
+        assert_eq!(
+            line_colours(&["newreno", "cubic", "hybla-seed", "hybla"]),
+            [1, 2, 4, 0]
+        );
+        assert_eq!(line_colours(&["hybla(rtt0=50ms)", "bbr"]), [0, 3]);
+        // Two flows of one controller, or unknown labels: distinct colours, known ones kept.
+        assert_eq!(line_colours(&["hybla", "hybla"]), [0, 4]);
+        assert_eq!(line_colours(&["long", "short", "cubic"]), [4, 5, 2]);
+        let many: Vec<String> = (0..12).map(|i| format!("flow {i}")).collect();
+        assert_eq!(line_colours(&many)[..7], [4, 5, 6, 7, 8, 9, 0]);
+    }
+
+    #[test]
+    fn notes_read_like_the_scenario() {
+        assert_eq!(rate_label(10e6), "10 Mbit/s");
+        assert_eq!(rate_label(2.5e9), "2.5 Gbit/s");
+        assert_eq!(rate_label(9_593_333.3), "9.59 Mbit/s");
+        assert_eq!(rate_label(250e3), "250 kbit/s");
+        let text = scenario::builtin::get("thesis-geo").unwrap();
+        let geo = Scenario::from_toml_str(text, "thesis-geo", &[]).unwrap();
+        assert_eq!(path_note(&geo), "10 Mbit/s, RTT 500 ms, PER 0.01 %");
+        let text = scenario::builtin::get("media-bulk-thesis").unwrap();
+        let steps = Scenario::from_toml_str(text, "media-bulk-thesis", &[]).unwrap();
+        assert_eq!(
+            path_note(&steps),
+            "0.6–4 Mbit/s down, 10 Mbit/s up, RTT 50 ms, no random loss"
+        );
+    }
 }

@@ -64,10 +64,7 @@ pub fn sliding_goodput_bps(samples: &[&Sample], window: Duration) -> Vec<f64> {
 /// bytes that reached the receiver, in any order, per second. Smooth where in-order goodput
 /// stalls for a round trip after a loss and then releases the held-back bytes at once.
 pub fn sliding_delivery_rate_bps(samples: &[&Sample], window: Duration) -> Vec<f64> {
-    let points: Vec<(Duration, u64)> = samples
-        .iter()
-        .map(|s| (s.t, s.received_ip_bytes))
-        .collect();
+    let points: Vec<(Duration, u64)> = samples.iter().map(|s| (s.t, s.received_ip_bytes)).collect();
     sliding_rate_bps(&points, window)
 }
 
@@ -111,7 +108,8 @@ pub fn write_csv<W: Write>(writer: W, runs: &[(&str, &RunOutcome)]) -> Result<()
             let samples = flow_samples(outcome, flow_index);
             let goodputs = sliding_goodput_bps(&samples, GOODPUT_WINDOW);
             let deliveries = sliding_delivery_rate_bps(&samples, GOODPUT_WINDOW);
-            for ((s, goodput_bps), delivery_rate_bps) in samples.iter().zip(goodputs).zip(deliveries)
+            for ((s, goodput_bps), delivery_rate_bps) in
+                samples.iter().zip(goodputs).zip(deliveries)
             {
                 csv.serialize(Row {
                     run,
@@ -205,7 +203,10 @@ mod tests {
         let goodput = sliding_goodput_bps(&refs, GOODPUT_WINDOW);
         // Every byte arrives at the link's pace, so every window sees 12 Mbit/s.
         for (i, rate) in delivery.iter().enumerate() {
-            assert!((rate - 12e6).abs() < 1e-3, "delivery rate at sample {i}: {rate}");
+            assert!(
+                (rate - 12e6).abs() < 1e-3,
+                "delivery rate at sample {i}: {rate}"
+            );
         }
         // In order: 1.4 s looks back to 0.4 s: (9.5 - 4) × 150 kB = 825 kB in 1 s.
         assert_eq!(goodput[13], 825_000.0 * 8.0);
@@ -213,7 +214,10 @@ mod tests {
         assert_eq!(goodput[14], 12e6);
         // …and 2.3 s (1.3 → 2.3 s) also counts the 3.5 ticks that were held back at 1.3 s:
         // 16.2 Mbit/s from a 12 Mbit/s link.
-        assert_eq!(goodput[22], (per_tick * 23 - (per_tick * 9 + 75_000)) as f64 * 8.0);
+        assert_eq!(
+            goodput[22],
+            (per_tick * 23 - (per_tick * 9 + 75_000)) as f64 * 8.0
+        );
         assert!(goodput[22] > 12e6 * 1.3);
     }
 
