@@ -82,6 +82,8 @@ pub fn ideal(args: IdealArgs) -> anyhow::Result<()> {
             ideal::transmitted_segments(horizon.as_secs_f64(), model_r, ideal::GAMMA_SEGMENTS);
         println!(" {end:>14.0} {model:>14.0}");
     }
-    println!("wrote {}", args.out.join("ideal.png").display());
+    for figure in ["ideal.png", "ideal-newreno.png"] {
+        println!("wrote {}", args.out.join(figure).display());
+    }
     Ok(())
 }

@@ -712,8 +712,8 @@ fn outcome(
             stats
                 .flow_delivered
                 .iter()
-                .filter(|(at, f, _)| *at <= t && *f == relay_flow)
-                .last()
+                .rev()
+                .find(|(at, f, _)| *at <= t && *f == relay_flow)
                 .map_or(0, |(_, _, bytes)| bytes[data_direction])
         };
         let mut tick = Duration::from_millis(100);

@@ -11,7 +11,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use chart::{Chart, PlotError, Series};
+use chart::{Colour, LineStyle, PlotError, Series, StyledChart, StyledSeries};
 use lab::runner::{self, Progress, RunError};
 use scenario::RunSpec;
 use scenario::{Scenario, ScenarioError};
@@ -175,47 +175,85 @@ pub fn deviations(curves: &[Curve], at: &[f64]) -> Vec<(String, f64, Vec<Option<
         .collect()
 }
 
-/// Writes `stem.png`/`.svg`: simulated curves, eq. 8 for Hybla, eq. 4 for NewReno's rules.
+/// Writes `stem.png`/`.svg` ([Caini2004] Fig. 4: Hybla's simulated curves, one colour per
+/// RTT, over eq. 8 dashed) and `stem-newreno.png`/`.svg` (Fig. 3: NewReno's rules, each RTT's
+/// eq. 4 dashed in the curve's colour). Two figures, because on one linear axis NewReno's
+/// curves (thousands of segments) lie flat under Hybla's (hundreds of thousands).
 pub fn plot(stem: &std::path::Path, curves: &[Curve], horizon: Duration) -> Result<(), IdealError> {
-    let mut series = Vec::new();
     let steps = 300;
     let grid: Vec<f64> = (0..=steps)
         .map(|i| horizon.as_secs_f64() * i as f64 / steps as f64)
         .collect();
-    series.push(Series {
-        label: "eq. 8: Hybla, any RTT (model)".into(),
-        points: grid
-            .iter()
-            .map(|&t| (t, transmitted_segments(t, 0.025, GAMMA_SEGMENTS) / 1e3))
-            .collect(),
-    });
-    for c in curves {
-        series.push(Series {
-            label: format!("{} RTT {:.0} ms (sim)", c.cc, c.rtt.as_secs_f64() * 1e3),
+    let model = |r: f64| -> Vec<(f64, f64)> {
+        grid.iter()
+            .map(|&t| (t, transmitted_segments(t, r, GAMMA_SEGMENTS) / 1e3))
+            .collect()
+    };
+    let mut rtts: Vec<Duration> = curves.iter().map(|c| c.rtt).collect();
+    rtts.sort();
+    rtts.dedup();
+    let colour_of = |rtt: Duration| rtts.iter().position(|&r| r == rtt).unwrap_or(0);
+    let rtt_ms = |c: &Curve| c.rtt.as_secs_f64() * 1e3;
+    let simulated = |c: &Curve| StyledSeries {
+        series: Series {
+            label: format!("RTT {:.0} ms (sim)", rtt_ms(c)),
             points: c.simulated.iter().map(|&(t, y)| (t, y / 1e3)).collect(),
-        });
-    }
-    for c in curves.iter().filter(|c| c.cc != "hybla") {
-        series.push(Series {
-            label: format!(
-                "eq. 4: NewReno RTT {:.0} ms (model)",
-                c.rtt.as_secs_f64() * 1e3
-            ),
-            points: grid
-                .iter()
-                .map(|&t| (t, transmitted_segments(t, c.model_r, GAMMA_SEGMENTS) / 1e3))
-                .collect(),
-        });
-    }
-    chart::line_chart(
-        stem,
-        &Chart {
-            title: "Ideal channel (1 Gbit/s, no loss): data transmitted, Hybla vs NewReno rules",
-            x_label: "time since first transmission (s)",
-            y_label: "segments transmitted (thousands)",
-            series: &series,
         },
-    )?;
+        style: LineStyle::data(colour_of(c.rtt)),
+    };
+
+    let mut hybla: Vec<StyledSeries> = curves
+        .iter()
+        .filter(|c| c.cc == "hybla")
+        .map(simulated)
+        .collect();
+    hybla.push(StyledSeries {
+        series: Series {
+            label: "eq. 8 (model, any RTT)".into(),
+            points: model(0.025),
+        },
+        style: LineStyle::reference(Colour::Black),
+    });
+    let mut newreno = Vec::new();
+    for c in curves.iter().filter(|c| c.cc != "hybla") {
+        newreno.push(simulated(c));
+        newreno.push(StyledSeries {
+            series: Series {
+                label: format!("RTT {:.0} ms, eq. 4 (model)", rtt_ms(c)),
+                points: model(c.model_r),
+            },
+            style: LineStyle::reference(Colour::Palette(colour_of(c.rtt))),
+        });
+    }
+    let subtitle = "1 Gbit/s, no loss, a buffer that never fills; γ = 32 segments; \
+                    t from the server's first transmission";
+    for (figure, title, lines) in [
+        (
+            stem.to_path_buf(),
+            "Ideal channel: Hybla sends the same whatever the RTT ([Caini2004] Fig. 4)",
+            &hybla,
+        ),
+        (
+            stem.with_file_name(format!(
+                "{}-newreno",
+                stem.file_name().unwrap_or_default().to_string_lossy()
+            )),
+            "Ideal channel: NewReno's rules send less the longer the RTT ([Caini2004] Fig. 3)",
+            &newreno,
+        ),
+    ] {
+        chart::styled_line_chart(
+            &figure,
+            &StyledChart {
+                title,
+                subtitle,
+                x_label: "time since first transmission (s)",
+                y_label: "segments transmitted (thousands)",
+                legend_title: "",
+                lines,
+            },
+        )?;
+    }
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{Check, Context, Experiment, ReproduceError, Section};
 use crate::ideal;
-use chart::{Chart, Series};
+use chart::{Colour, LineStyle, Series, StyledChart, StyledSeries};
 use lab::runner::{self, Job};
 use report::output;
 use report::summary::{self, RunSummary};
@@ -355,7 +355,10 @@ fn paper_ideal(ctx: &Context) -> Result<Section, ReproduceError> {
             ),
         ],
         notes: "The early deficit of Hybla at long RTT is the ACK clock: the continuous model reaches ρ·γ within 125 ms, but the first ACK (and the first ρ estimate) arrives one RTT after the first transmission.".into(),
-        figures: vec![PathBuf::from("paper-ideal/ideal.png")],
+        figures: vec![
+            PathBuf::from("paper-ideal/ideal.png"),
+            PathBuf::from("paper-ideal/ideal-newreno.png"),
+        ],
     })
 }
 
@@ -437,21 +440,29 @@ fn rtt_plot(
     sweep: &[(String, Vec<(u64, RunSummary)>)],
     reference: Option<(&str, f64)>,
 ) -> Result<PathBuf, ReproduceError> {
-    let mut series: Vec<Series> = sweep
+    let controllers: Vec<&str> = sweep.iter().map(|(cc, _)| cc.as_str()).collect();
+    let mut lines: Vec<StyledSeries> = sweep
         .iter()
-        .map(|(cc, row)| Series {
-            label: format!("{cc} (satellite flow)"),
-            points: row
-                .iter()
-                .map(|(rtt, s)| (*rtt as f64, s.flows[0].goodput_bps / 1e6))
-                .collect(),
+        .zip(output::line_colours(&controllers))
+        .map(|((cc, row), colour)| StyledSeries {
+            series: Series {
+                label: format!("{cc} (satellite flow)"),
+                points: row
+                    .iter()
+                    .map(|(rtt, s)| (*rtt as f64, s.flows[0].goodput_bps / 1e6))
+                    .collect(),
+            },
+            style: LineStyle::data(colour),
         })
         .collect();
     if let Some((label, value)) = reference {
         let (lo, hi) = (25.0, *rtt_grid(ctx).last().expect("RTTs") as f64);
-        series.push(Series {
-            label: label.into(),
-            points: vec![(lo, value / 1e6), (hi, value / 1e6)],
+        lines.push(StyledSeries {
+            series: Series {
+                label: label.into(),
+                points: vec![(lo, value / 1e6), (hi, value / 1e6)],
+            },
+            style: LineStyle::reference(Colour::Black),
         });
     }
     let dir = ctx.out.join(id);
@@ -459,13 +470,15 @@ fn rtt_plot(
         path: dir.clone(),
         source,
     })?;
-    chart::line_chart(
+    chart::styled_line_chart(
         &dir.join("goodput-vs-rtt"),
-        &Chart {
+        &StyledChart {
             title,
+            subtitle: "",
             x_label: "RTT of the satellite flow (ms)",
             y_label: "goodput (Mbit/s)",
-            series: &series,
+            legend_title: "",
+            lines: &lines,
         },
     )?;
     Ok(PathBuf::from(id).join("goodput-vs-rtt.png"))
@@ -1133,7 +1146,19 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
                 };
                 let _ = writeln!(measured, " {bound} |");
             }
-            series.push(mathis);
+            let colours = output::line_colours(&CONTROLLERS);
+            let mut lines: Vec<StyledSeries> = series
+                .into_iter()
+                .zip(colours)
+                .map(|(series, colour)| StyledSeries {
+                    series,
+                    style: LineStyle::data(colour),
+                })
+                .collect();
+            lines.push(StyledSeries {
+                series: mathis,
+                style: LineStyle::reference(Colour::Black),
+            });
             let stem = format!(
                 "ceiling-vs-loss-{}-{rtt}ms",
                 if link.starts_with("10/10") {
@@ -1144,13 +1169,15 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
             );
             let title =
                 format!("{link}, RTT {rtt} ms, 1-BDP drop-tail: share of the link vs random loss");
-            chart::line_chart(
+            chart::styled_line_chart(
                 &dir.join(&stem),
-                &Chart {
+                &StyledChart {
                     title: &title,
+                    subtitle: "",
                     x_label: "random loss, both directions (%)",
                     y_label: "goodput / goodput ceiling (%)",
-                    series: &series,
+                    legend_title: "",
+                    lines: &lines,
                 },
             )?;
             figures.push(PathBuf::from("loss-matrix").join(format!("{stem}.png")));
