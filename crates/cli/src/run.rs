@@ -64,7 +64,9 @@ pub enum Backend {
 /// A scenario's TOML text and where it came from (for error messages).
 pub fn scenario_source(name_or_path: &str) -> anyhow::Result<(String, String)> {
     let path = PathBuf::from(name_or_path);
-    if path.exists() {
+    // A directory named like a built-in (say ./thesis-geo holding earlier results) is not a
+    // scenario file: the built-in is meant.
+    if path.is_file() || (path.exists() && builtin::get(name_or_path).is_none()) {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading scenario {}", path.display()))?;
         return Ok((text, path.display().to_string()));

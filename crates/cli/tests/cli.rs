@@ -202,6 +202,35 @@ fn a_valid_scenario_runs_and_writes_its_outputs() {
 }
 
 #[test]
+fn a_folder_named_like_the_default_scenario_does_not_hide_it() {
+    // Running the README's main job twice from a directory that holds a `thesis-geo` folder
+    // (say, earlier results) must still find the built-in.
+    let dir = std::env::temp_dir().join(format!("satquic-cli-cwd-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("thesis-geo")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_satquic"))
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--cc",
+            "newreno",
+            "--set",
+            "duration=2s",
+            "--out",
+            "results",
+            "--quiet",
+        ])
+        .output()
+        .expect("binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("results").join("summary.json").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn sweep_shards_merge_to_the_unsharded_bytes_and_bad_shards_are_named() {
     let root = std::env::temp_dir().join(format!("satquic-cli-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);

@@ -54,7 +54,13 @@ fn example_binary() -> PathBuf {
     if !example.exists() {
         let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "-p", "quinn-satellite", "--example", "geo_transfer"]);
+        build.args([
+            "build",
+            "-p",
+            "quinn-satellite",
+            "--example",
+            "geo_transfer",
+        ]);
         if release {
             build.arg("--release");
         }

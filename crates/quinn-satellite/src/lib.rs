@@ -113,9 +113,7 @@ impl SatellitePath {
         side: Side,
         controller: Arc<dyn ControllerFactory + Send + Sync>,
     ) -> Result<TransportConfig, PathError> {
-        let mut config = self
-            .settings()?
-            .to_quinn(side == Side::Server, controller);
+        let mut config = self.settings()?.to_quinn(side == Side::Server, controller);
         config.max_idle_timeout(Some(
             IDLE_TIMEOUT
                 .try_into()

@@ -115,8 +115,8 @@ impl TransportSettings {
     /// `SatellitePath` methods that build quinn configurations call it).
     pub fn for_path(path: &SatellitePath) -> Self {
         let rtt = path.rtt;
-        let download_window = 2 * (bdp_bytes(path.forward_peak_rate_bps(), rtt)
-            + path.forward_buffer_bytes());
+        let download_window =
+            2 * (bdp_bytes(path.forward_peak_rate_bps(), rtt) + path.forward_buffer_bytes());
         let upload_window =
             2 * (bdp_bytes(path.return_peak_rate_bps(), rtt) + path.return_buffer_bytes());
         let largest = download_window
@@ -130,10 +130,8 @@ impl TransportSettings {
                 .min(u32::try_from(window_cap).unwrap_or(u32::MAX));
             (k > 1).then_some(k)
         };
-        let server_ack_eliciting_threshold =
-            thinning(path.forward_rate_bps, path.return_rate_bps);
-        let client_ack_eliciting_threshold =
-            thinning(path.return_rate_bps, path.forward_rate_bps);
+        let server_ack_eliciting_threshold = thinning(path.forward_rate_bps, path.return_rate_bps);
+        let client_ack_eliciting_threshold = thinning(path.return_rate_bps, path.forward_rate_bps);
         Self {
             initial_rtt: QUINN_DEFAULT_INITIAL_RTT,
             stream_receive_window_bytes: largest,

@@ -34,8 +34,8 @@ use crate::outcome::{
     AppSample, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
 };
 use crate::tls::{self, Identity, TlsError};
-use quinn_satellite::TransportSettings;
 use probe::{ProbeReadings, ProbedFactory};
+use quinn_satellite::TransportSettings;
 
 /// Steps allowed at one instant before the run is declared livelocked.
 const MAX_STEPS_AT_ONE_INSTANT: u64 = 1_000_000;

@@ -1063,6 +1063,7 @@ pub fn plot(
             .1
             .push(value);
     }
+    let (y_label, y_scale) = metric_axis(metric);
     let series: Vec<ErrorSeries> = line_order
         .iter()
         .map(|label| ErrorSeries {
@@ -1079,7 +1080,7 @@ pub fn plot(
                             } else {
                                 0.0
                             };
-                            (*x, mean, var.sqrt())
+                            (*x, mean * y_scale, var.sqrt() * y_scale)
                         })
                         .collect()
                 })
@@ -1091,15 +1092,37 @@ pub fn plot(
     } else {
         format!("{} ({unit})", axes[0].key)
     };
-    let title = format!("{metric} of flow {flow:?} vs {}", axes[0].key);
+    let title = format!(
+        "{} of flow {flow} vs {}",
+        y_label.split(" (").next().unwrap_or(metric),
+        axes[0].key
+    );
     Ok(chart::error_bar_chart(
-        stem, &title, &x_label, metric, &series,
+        stem, &title, &x_label, &y_label, &series,
     )?)
+}
+
+/// The y axis of a metric: rates in Mbit/s rather than bare bits per second ("8M" ticks read
+/// as megabytes as easily as megabits), other metrics as they are in sweep.csv.
+fn metric_axis(metric: &str) -> (String, f64) {
+    match metric.strip_suffix("_bps") {
+        Some(name) => (format!("{} (Mbit/s)", name.replace('_', " ")), 1e-6),
+        None => (metric.to_owned(), 1.0),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_metrics_are_plotted_in_mbit_per_s() {
+        assert_eq!(
+            metric_axis("goodput_bps"),
+            ("goodput (Mbit/s)".to_owned(), 1e-6)
+        );
+        assert_eq!(metric_axis("jain_index"), ("jain_index".to_owned(), 1.0));
+    }
 
     #[test]
     fn grid_parsing_and_points() {
