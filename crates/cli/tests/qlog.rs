@@ -4,13 +4,12 @@
 //!
 //! Real time: this test takes about 10 s (two downloads, a 2 s media session, a 3 s run).
 
+mod common;
+use common::{SATQUIC, start};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-const SATQUIC: &str = env!("CARGO_BIN_EXE_satquic");
 
 /// Two downloads sharing a 20 Mbit/s, 40 ms path for 3 s (two connections, one per flow).
 const SCENARIO: &str = r#"
@@ -38,16 +37,6 @@ cc = "newreno"
 download = "2MB"
 start = "500ms"
 "#;
-
-/// Kills the child when the test ends, however it ends.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// What one qlog file holds: its header and its events (JSON objects), every record parsed.
 struct Qlog {
@@ -160,8 +149,8 @@ fn serve_get_and_run_backend_emu_write_one_parseable_qlog_per_connection() {
     let (server_dir, client_dir) = (dir.join("server"), dir.join("client"));
 
     // serve + two gets (a perf download and a media/bulk session): two connections.
-    let mut child = Command::new(SATQUIC)
-        .args([
+    let (mut serve, server) = start(
+        &[
             "serve",
             "--listen",
             "127.0.0.1:0",
@@ -171,20 +160,9 @@ fn serve_get_and_run_backend_emu_write_one_parseable_qlog_per_connection() {
             cert.to_str().unwrap(),
             "--qlog",
             server_dir.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let server = loop {
-        let line = lines.next().expect("serve says where it listens").unwrap();
-        if let Some(rest) = line.split("perf server on ").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let mut serve = Running(child);
+        ],
+        "perf server on ",
+    );
     let common = [
         server.as_str(),
         "--ca",

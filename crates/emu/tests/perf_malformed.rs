@@ -7,6 +7,8 @@
 //! holds stays bounded (open streams back to 0, resident memory while streaming an absurd size).
 //! All on 127.0.0.1; every wait is bounded.
 
+mod common;
+use common::rss_bytes;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -176,16 +178,6 @@ fn assert_reset_with(ended: Result<(), quinn::ReadError>, error: RequestError) {
         }
         other => panic!("expected a reset with {error:?}, got {other:?}"),
     }
-}
-
-fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

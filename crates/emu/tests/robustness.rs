@@ -2,6 +2,8 @@
 //! vanishes mid-transfer. It must keep serving, never panic, and keep its memory bounded.
 //! All traffic stays on 127.0.0.1 and every loop is bounded in count and time.
 
+mod common;
+use common::rss_bytes;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -11,16 +13,6 @@ use emu::perf::{self, ClientOptions, Server, ServerOptions, Trust};
 use emu::relay::{Relay, RelayConfig};
 use netsim::{LinkConfig, QueueLimit};
 use quinn::congestion::NewRenoConfig;
-
-fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
 
 /// Sends malformed datagrams to `to` until `stop` (at most 200 000, ~20 000 per second).
 fn flood(to: SocketAddr, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) {
