@@ -175,7 +175,7 @@ pub fn deviations(curves: &[Curve], at: &[f64]) -> Vec<(String, f64, Vec<Option<
         .collect()
 }
 
-/// Writes `stem.png`/`.svg` ([Caini2004] Fig. 4: Hybla's simulated curves, one colour per
+/// Writes `stem.png`/`.svg` (\[Caini2004\] Fig. 4: Hybla's simulated curves, one colour per
 /// RTT, over eq. 8 dashed) and `stem-newreno.png`/`.svg` (Fig. 3: NewReno's rules, each RTT's
 /// eq. 4 dashed in the curve's colour). Two figures, because on one linear axis NewReno's
 /// curves (thousands of segments) lie flat under Hybla's (hundreds of thousands).
