@@ -640,6 +640,10 @@ async fn serve_stream(
     let mut upload_done = false;
     let mut offset = 0u64;
     let mut pending = Bytes::new();
+    // quinn-proto 0.11 reports a writer blocked on *connection* flow control as Blocked before
+    // it looks at STOP_SENDING, so a stopped stream whose client stopped reading would wait
+    // for credit that never comes: the stop is watched on its own.
+    let mut stopped = std::pin::pin!(send.stopped());
     while offset < requested || !pending.is_empty() {
         if pending.is_empty() {
             let len = (requested - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
@@ -655,6 +659,12 @@ async fn serve_stream(
                     refuse_with(&mut send, error);
                     return;
                 }
+            }
+            _ = &mut stopped => {
+                // STOP_SENDING (or the connection closed): the client ended it.
+                counts.lock().expect("no poisoning").ended += 1;
+                upload.abort();
+                return;
             }
             written = send.write_chunks(std::slice::from_mut(&mut pending)) => {
                 if written.is_err() {
