@@ -698,6 +698,25 @@ mod tests {
 
     /// The thesis-style scenario: capacity 2/4/0.6/1/3/1 Mbit/s, 70 s each; media takes up
     /// to 2 Mbit/s, bulk the rest; 30 fps frame delays with bursts after each drop.
+    /// The thesis-style figure of [`scenario`]'s data, as the media report draws it.
+    fn sample_chart<'a>(
+        layers: &'a [Series],
+        capacity: &'a Series,
+        frames: &'a [Series],
+    ) -> StackedPanelChart<'a> {
+        StackedPanelChart {
+            title: "media-bulk-thesis — scheduler: balancer (cubic, seed 1)",
+            x_label: "time (s)",
+            top_y_label: "throughput (Mbit/s)",
+            layers,
+            ceiling: Some(capacity),
+            bottom_y_label: "frame delay (ms)",
+            bottom_series: frames,
+            bottom_threshold: Some(("deadline (175 ms)", 175.0)),
+            bottom_y_max: Some(1000.0),
+        }
+    }
+
     fn scenario() -> (Vec<Series>, Series, Vec<Series>) {
         let caps = [2.0, 4.0, 0.6, 1.0, 3.0, 1.0];
         let cap_at = |t: f64| caps[((t / 70.0) as usize).min(caps.len() - 1)];
@@ -760,17 +779,7 @@ mod tests {
     fn stacked_panel_chart_writes_png_and_svg() {
         let dir = temp_dir("stacked");
         let (layers, capacity, frames) = scenario();
-        let chart = StackedPanelChart {
-            title: "media-bulk-thesis — scheduler: balancer (cubic, seed 1)",
-            x_label: "time (s)",
-            top_y_label: "throughput (Mbit/s)",
-            layers: &layers,
-            ceiling: Some(&capacity),
-            bottom_y_label: "frame delay (ms)",
-            bottom_series: &frames,
-            bottom_threshold: Some(("deadline (175 ms)", 175.0)),
-            bottom_y_max: Some(1000.0),
-        };
+        let chart = sample_chart(&layers, &capacity, &frames);
         let paths = stacked_panel_chart(&dir.join("run"), &chart).unwrap();
         assert_eq!(paths[0], dir.join("run.png"));
         assert_eq!(paths[1], dir.join("run.svg"));
@@ -885,17 +894,7 @@ mod tests {
     #[ignore]
     fn demo() {
         let (layers, capacity, frames) = scenario();
-        let chart = StackedPanelChart {
-            title: "media-bulk-thesis — scheduler: balancer (cubic, seed 1)",
-            x_label: "time (s)",
-            top_y_label: "throughput (Mbit/s)",
-            layers: &layers,
-            ceiling: Some(&capacity),
-            bottom_y_label: "frame delay (ms)",
-            bottom_series: &frames,
-            bottom_threshold: Some(("deadline (175 ms)", 175.0)),
-            bottom_y_max: Some(1000.0),
-        };
+        let chart = sample_chart(&layers, &capacity, &frames);
         let start = std::time::Instant::now();
         let paths =
             stacked_panel_chart(&std::env::temp_dir().join("chart-sample"), &chart).unwrap();
