@@ -15,19 +15,28 @@
 //!   the delivery rate, so the in-flight cap that leaves `target` of queue is
 //!   `in_flight × (min_rtt + target) / (min_rtt + queue_delay)`. One update per smoothed RTT
 //!   moves the queue to the target in one round, on a LEO path or a GEO one alike; below the
-//!   target the cap grows by the same law, at most ×1.25 per round (the bulk regains
-//!   capacity in a few rounds, not seconds of fixed steps).
+//!   target the cap grows by the same law, at most ×1.25 and at most one target's worth of
+//!   the delivery rate per round (the bulk regains capacity in a few rounds, not seconds of
+//!   fixed steps, and one round's growth never becomes more queue than the target: on a GEO
+//!   path ×1.25 alone would add 150 ms).
 //! - **Room for media, just in time for both**: media may always have its own pipe (its rate
 //!   × the minimum RTT, plus a quarter) and its largest recent frame in flight, whatever the
 //!   bulk's cap; bulk is written just in time (the transport never holds more than the cap),
 //!   so a media frame never queues behind bulk inside the sender, and frames that do not fit
 //!   wait in the application, where one past its deadline can still be cancelled.
 //! - **Media first**: while the media does not get what it offers (acknowledged bytes over a
-//!   second below 80 % of those captured a round trip earlier), the bulk's cap halves every
-//!   round and does not grow.
-//! - **Frames that cannot arrive are not started**: on a saturated path a frame whose age +
-//!   queue + serialization at the delivery rate + half the minimum RTT exceeds its deadline
-//!   is dropped at the source (one frame per round still goes, to keep measuring).
+//!   second below 80 % of those written a round trip earlier), the bulk's cap halves every
+//!   round and does not grow. Frames refused at the source are no demand: counting them
+//!   would hold the bulk back while the link idles.
+//! - **An overloaded media is held to what the path delivers**: while it is short and there
+//!   is a queue, media may have only the delivery rate × (minimum RTT + target) out, so what
+//!   it writes arrives instead of queueing at the bottleneck.
+//! - **Frames that cannot arrive are not started**: each frame is admitted just in time, when
+//!   the one before it is written; on a saturated path a frame whose age + the queue ahead +
+//!   its serialization at the delivery rate + half the minimum RTT exceeds its deadline is
+//!   dropped at the source (one frame per round still goes, to keep measuring). The queue
+//!   ahead is what is in flight beyond a minimum RTT's worth while the media is short, and
+//!   the smoothed queue capped at the target (the bulk yields) while it is served.
 //! - **Coupled to the congestion controller**: the cap never exceeds the controller's window
 //!   (plus two packets), and a loss that shrinks the window shrinks what bulk may write at
 //!   once.
@@ -120,6 +129,8 @@ pub struct Balancer {
     rounds_over_target_at_floor: u32,
     /// Frames captured in the last [`FRAME_WINDOW`]: (capture time, bytes).
     recent_frames: VecDeque<(Duration, u64)>,
+    /// Media bytes handed to the transport, kept as long as `recent_frames`: (time, bytes).
+    recent_media_writes: VecDeque<(Duration, u64)>,
     /// Media bytes the peer acknowledged in the last [`FRAME_WINDOW`]: (time, bytes).
     recent_media_acks: VecDeque<(Duration, u64)>,
     /// Delivery-rate estimate while saturated, bit/s, for adaptive media.
@@ -145,6 +156,7 @@ impl Balancer {
             round_max_in_flight: 0,
             rounds_over_target_at_floor: 0,
             recent_frames: VecDeque::new(),
+            recent_media_writes: VecDeque::new(),
             recent_media_acks: VecDeque::new(),
             media_target_bps: None,
             last_queue_delay: Duration::ZERO,
@@ -189,8 +201,11 @@ impl Balancer {
     }
 
     /// Whether the media gets what it offers: media bytes acknowledged over the last second
-    /// at least [`MEDIA_SATISFIED_SHARE`] of the bytes captured in the second one smoothed
-    /// RTT earlier (an acknowledgement comes a round trip after its frame). When it does not,
+    /// at least [`MEDIA_SATISFIED_SHARE`] of the bytes it wrote in the second one smoothed
+    /// RTT earlier (an acknowledgement comes a round trip after its frame). Written, not
+    /// captured: a frame refused because it could not arrive in time is no demand the path
+    /// could have served, and counting it would hold the bulk back while the link idles. When
+    /// it does not,
     /// the bulk must make room, and the queue is (also) the media's own: raising the target
     /// would only make it later.
     fn media_satisfied(&self) -> bool {
@@ -199,14 +214,14 @@ impl Balancer {
         };
         let until = view.now.saturating_sub(view.srtt);
         let from = until.saturating_sub(FRAME_WINDOW);
-        let captured: u64 = self
-            .recent_frames
+        let written: u64 = self
+            .recent_media_writes
             .iter()
             .filter(|&&(t, _)| t > from && t <= until)
             .map(|&(_, b)| b)
             .sum();
         let acked: u64 = self.recent_media_acks.iter().map(|&(_, b)| b).sum();
-        acked as f64 >= MEDIA_SATISFIED_SHARE * captured as f64
+        acked as f64 >= MEDIA_SATISFIED_SHARE * written as f64
     }
 
     fn floor_bytes(&self, view: &TransportView) -> u64 {
@@ -262,7 +277,14 @@ impl Balancer {
                     ((base + target) / (base + queue_delay.as_secs_f64()))
                         .clamp(1.0, self.config.max_growth_per_round)
                 };
-                self.window_bytes = ((self.window_bytes as f64 * growth) as u64).max(floor);
+                // And at most one target's worth of the delivery rate per round: one round's
+                // growth is queue for the next (the smoothed RTT shows it a round later), and
+                // on a GEO path ×1.25 of a 600 ms pipe is 150 ms of queue, the media's whole
+                // slack.
+                let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
+                let grown = (self.window_bytes as f64 * growth)
+                    .min(self.window_bytes as f64 + rate_bytes_per_s * target);
+                self.window_bytes = (grown as u64).max(floor);
             }
             if queue_delay < self.target / 4 && self.target > self.config.target {
                 // The competitor left: back towards our own target.
@@ -309,6 +331,13 @@ impl Scheduler for Balancer {
             self.recent_frames.pop_front();
         }
         while self
+            .recent_media_writes
+            .front()
+            .is_some_and(|&(t, _)| t + FRAME_WINDOW + view.srtt <= view.now)
+        {
+            self.recent_media_writes.pop_front();
+        }
+        while self
             .recent_media_acks
             .front()
             .is_some_and(|&(t, _)| t + FRAME_WINDOW <= view.now)
@@ -343,6 +372,12 @@ impl Scheduler for Balancer {
         self.recent_frames.push_back((now, bytes));
     }
 
+    fn on_written(&mut self, now: Duration, class: Class, bytes: u64) {
+        if class == Class::Media {
+            self.recent_media_writes.push_back((now, bytes));
+        }
+    }
+
     fn on_acked(&mut self, now: Duration, class: Class, bytes: u64) {
         if class == Class::Media {
             self.recent_media_acks.push_back((now, bytes));
@@ -357,10 +392,20 @@ impl Scheduler for Balancer {
         let media_pipe = (self.media_demand_bytes_per_s(view.now)
             * view.min_rtt.as_secs_f64()
             * MEDIA_PIPE_HEADROOM) as u64;
+        let mut media_bytes =
+            bulk_bytes.max(media_pipe) + self.media_reserve_bytes() + 2 * view.mtu_bytes;
+        // Overloaded (a queue, and still the media does not get what it offers): the media
+        // may have no more out than the path delivers in a minimum RTT plus the target, or
+        // what it writes only queues at the bottleneck and arrives late.
+        if let Some(rate_bps) = self.last_rate_bps
+            && self.last_queue_delay > self.target / 2
+            && !self.media_satisfied()
+        {
+            let deliverable = rate_bps / 8.0 * (view.min_rtt + self.target).as_secs_f64();
+            media_bytes = media_bytes.min((deliverable as u64).max(2 * view.mtu_bytes));
+        }
         Some(SendWindows {
-            media_bytes: bulk_bytes.max(media_pipe)
-                + self.media_reserve_bytes()
-                + 2 * view.mtu_bytes,
+            media_bytes,
             bulk_bytes,
         })
     }
@@ -382,7 +427,21 @@ impl Scheduler for Balancer {
                 // to media) + its own serialization at the delivery rate + half the minimum
                 // RTT.
                 let serialization = Duration::from_secs_f64(bytes as f64 * 8.0 / rate_bps.max(1.0));
-                let queue = self.last_queue_delay.min(self.target);
+                // The queue ahead now: what is in flight beyond one minimum RTT's worth at the
+                // delivery rate (the smoothed RTT lags a round, and counts the previous frame's
+                // own serialization, which is over by the time this one starts). While the
+                // media gets what it offers, that queue is the bulk's, which yields within a
+                // round (so at most the target); otherwise it is the media's own.
+                let queue_now = Duration::from_secs_f64(
+                    (view.in_flight_bytes as f64 * 8.0 / rate_bps.max(1.0)
+                        - view.min_rtt.as_secs_f64())
+                    .max(0.0),
+                );
+                let queue = if self.media_satisfied() {
+                    self.last_queue_delay.min(self.target)
+                } else {
+                    queue_now
+                };
                 age + queue + serialization + view.min_rtt / 2 <= deadline
                     // A probe: the rate is measured from what we send, so refusing every
                     // frame would keep it low for good; one frame per round goes anyway.
@@ -396,6 +455,10 @@ impl Scheduler for Balancer {
             self.last_admitted = Some(view.now);
         }
         admit
+    }
+
+    fn frames_just_in_time(&self) -> bool {
+        self.config.cancel_late_frames
     }
 
     fn frame_expiry(&self) -> Option<Duration> {
@@ -461,17 +524,31 @@ mod tests {
     }
 
     #[test]
-    fn no_queue_doubles_the_cap_per_round_up_to_the_controller_window() {
+    fn no_queue_grows_the_cap_by_the_factor_or_one_target_of_rate_up_to_the_controller_window() {
         let mut b = Balancer::new(config());
         b.observe(&view(0, 40_000, 40_000, 50, 50));
         b.observe(&view(50, 40_000, 40_000, 50, 50));
-        // Doubling is capped by cwnd + 2 packets.
+        // Growth is capped by cwnd + 2 packets.
         assert_eq!(b.window_bytes(), 40_000 + 2 * MTU);
+        // 40 kB over 50 ms is 800 kB/s: one 25 ms target's worth is 20 kB, less than ×2.
         let mut b = Balancer::new(config());
         b.observe(&view(0, 1_000_000, 40_000, 50, 50));
         b.window_bytes = 40_000;
         b.observe(&view(50, 1_000_000, 40_000, 50, 50));
-        assert_eq!(b.window_bytes(), 80_000);
+        assert_eq!(b.window_bytes(), 60_000);
+        // A short RTT: 10 kB over 10 ms is 1 MB/s, + 25 kB per round; ×2 is less.
+        let mut b = Balancer::new(config());
+        b.observe(&view(0, 1_000_000, 10_000, 10, 10));
+        b.window_bytes = 10_000;
+        b.observe(&view(10, 1_000_000, 10_000, 10, 10));
+        assert_eq!(b.window_bytes(), 20_000);
+        // GEO: 300 kB over 600 ms is 500 kB/s; a round adds 12.5 kB (25 ms of queue), not
+        // 300 kB (600 ms of it).
+        let mut b = Balancer::new(config());
+        b.observe(&view(0, 1_000_000, 300_000, 600, 600));
+        b.window_bytes = 300_000;
+        b.observe(&view(600, 1_000_000, 300_000, 600, 600));
+        assert_eq!(b.window_bytes(), 312_500);
     }
 
     #[test]
@@ -550,8 +627,9 @@ mod tests {
         b.window_bytes = floor;
         for _ in 0..40 {
             now += 350;
-            // 10 kB of frames captured per round, none acknowledged.
+            // 10 kB of frames captured and written per round, none acknowledged.
             b.on_frame(Duration::from_millis(now), 10_000);
+            b.on_written(Duration::from_millis(now), Class::Media, 10_000);
             b.observe(&view(now, 1_000_000, floor, 350, 50));
         }
         assert_eq!(b.target(), config.target);
@@ -559,6 +637,7 @@ mod tests {
         for _ in 0..config.competition_rounds {
             now += 350;
             b.on_frame(Duration::from_millis(now), 10_000);
+            b.on_written(Duration::from_millis(now), Class::Media, 10_000);
             b.on_acked(Duration::from_millis(now), Class::Media, 30_000);
             b.observe(&view(now, 1_000_000, floor, 350, 50));
         }
@@ -590,6 +669,7 @@ mod tests {
         // A GEO path: 2 Mbit/s of media (250 kB/s) over a 600 ms minimum RTT.
         for i in 0..30u64 {
             b.on_frame(Duration::from_millis(i * 33), 8_333);
+            b.on_written(Duration::from_millis(i * 33), Class::Media, 8_333);
         }
         b.observe(&view(990, 1_000_000, 0, 600, 600));
         b.window_bytes = 10_000;
@@ -602,6 +682,64 @@ mod tests {
         assert_eq!(b.window_bytes(), 5_000);
         b.observe(&view(2_190, 1_000_000, 10_000, 600, 600));
         assert_eq!(b.window_bytes(), 4 * MTU);
+    }
+
+    #[test]
+    fn frames_refused_at_the_source_are_no_demand_that_holds_the_bulk_back() {
+        let mut b = Balancer::new(config());
+        b.observe(&view(0, 1_000_000, 10_000, 100, 50));
+        b.window_bytes = 10_000;
+        // A second of frames captured, none written (all refused): the media is not short.
+        for i in 0..30u64 {
+            b.on_frame(Duration::from_millis(i * 33), 8_333);
+        }
+        b.observe(&view(1_000, 1_000_000, 10_000, 100, 50));
+        assert!(b.media_satisfied());
+    }
+
+    #[test]
+    fn an_overloaded_media_may_have_only_what_the_path_delivers_in_flight() {
+        let mut b = Balancer::new(config());
+        // 7 500 B in flight over 100 ms: 600 kbit/s delivered, 50 ms of queue (> target / 2).
+        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        for i in 0..30u64 {
+            b.on_frame(Duration::from_millis(100 + i * 33), 8_333);
+            b.on_written(Duration::from_millis(100 + i * 33), Class::Media, 8_333);
+        }
+        b.observe(&view(1_100, 1_000_000, 7_500, 100, 50));
+        assert!(!b.media_satisfied());
+        // 75 000 B/s × (50 + 25) ms.
+        assert_eq!(b.send_window().unwrap().media_bytes, 5_625);
+        // Served again: the cap or its own pipe (29 frames of the last second × 50 ms ×
+        // 1.25), plus its largest frame and 2 MTU.
+        b.on_acked(Duration::from_millis(1_150), Class::Media, 250_000);
+        let pipe = (29.0 * 8_333.0 * 0.05 * 1.25) as u64;
+        assert_eq!(
+            b.send_window().unwrap().media_bytes,
+            b.window_bytes().max(pipe) + 8_333 + 2 * MTU
+        );
+    }
+
+    #[test]
+    fn while_the_media_is_short_its_frames_see_the_whole_queue_ahead() {
+        let mut b = Balancer::new(config());
+        let deadline = Duration::from_millis(175);
+        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        // Media short: written but not acknowledged.
+        b.on_written(Duration::from_millis(100), Class::Media, 50_000);
+        b.observe(&view(1_100, 1_000_000, 7_500, 100, 50));
+        assert!(!b.media_satisfied());
+        // 7 500 B in flight at 600 kbit/s is 100 ms, 50 ms of it queue (not capped at the
+        // target): 3 000 B (40 ms) + 50 + 25 = 115 ms, admitted up to 60 ms old.
+        b.last_admitted = Some(Duration::from_millis(1_100));
+        assert!(b.admit_frame(Duration::from_millis(60), 3_000, deadline));
+        assert!(!b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+        // With nothing in flight, the queue ahead is empty.
+        b.observe(&view(1_100, 1_000_000, 0, 100, 50));
+        assert!(b.admit_frame(Duration::from_millis(110), 3_000, deadline));
+        assert!(b.frames_just_in_time());
     }
 
     #[test]

@@ -117,6 +117,13 @@ pub trait Scheduler: Send + std::fmt::Debug {
         true
     }
 
+    /// Whether a frame is admitted (and its stream opened) only once every frame before it is
+    /// completely written, rather than as soon as it is captured: the admission then sees the
+    /// queue the frame will actually join, not the one at its capture.
+    fn frames_just_in_time(&self) -> bool {
+        false
+    }
+
     /// The bitrate an adaptive media source should aim for now, bit/s; `None` when this
     /// scheduler gives no such signal.
     fn media_target_bps(&self) -> Option<u64> {

@@ -91,6 +91,48 @@ impl MediaSender {
         Some(self.started_at? + self.model.capture_offset(seq))
     }
 
+    /// Opens streams for waiting frames the scheduler admits (and drops those it refuses);
+    /// `just_in_time`: only while no frame is still being written.
+    fn open_frames(
+        &mut self,
+        conn: &quinn::Connection,
+        scheduler: &mut dyn sched::Scheduler,
+        now: Duration,
+        just_in_time: bool,
+    ) {
+        while let Some(&(seq, at, size)) = self.waiting.front() {
+            if just_in_time && self.writing.iter().any(|f| !f.finished) {
+                break;
+            }
+            if !scheduler.admit_frame(now.saturating_sub(at), size, self.params.deadline) {
+                // It could not arrive in time: drop it at the source.
+                self.waiting.pop_front();
+                self.cancelled_frames += 1;
+                continue;
+            }
+            let Some(Ok(stream)) = now_or_never(conn.open_uni()) else {
+                break;
+            };
+            let _ = stream.set_priority(scheduler.priority(Class::Media));
+            self.waiting.pop_front();
+            let header = FrameHeader {
+                seq,
+                captured_at: at,
+                size_bytes: size as u32,
+            }
+            .encode();
+            self.writing.push(FrameWriter {
+                stream,
+                captured_at: at,
+                bytes: size,
+                header: Some(Bytes::copy_from_slice(&header)),
+                offset: 0,
+                payload_bytes: size - FRAME_HEADER_BYTES,
+                finished: false,
+            });
+        }
+    }
+
     pub(super) fn wakeup(&self) -> Option<Duration> {
         self.capture_time(self.next_seq)
     }
@@ -162,39 +204,25 @@ impl MediaSender {
         if let Some(windows) = scheduler.send_window() {
             conn.set_send_window(windows.media_bytes);
         }
-        while let Some(&(seq, at, size)) = self.waiting.front() {
-            if !scheduler.admit_frame(now.saturating_sub(at), size, self.params.deadline) {
-                // It could not arrive in time: drop it at the source.
-                self.waiting.pop_front();
-                self.cancelled_frames += 1;
-                continue;
-            }
-            let Some(Ok(stream)) = now_or_never(conn.open_uni()) else {
-                break;
-            };
-            let _ = stream.set_priority(scheduler.priority(Class::Media));
-            self.waiting.pop_front();
-            let header = FrameHeader {
-                seq,
-                captured_at: at,
-                size_bytes: size as u32,
-            }
-            .encode();
-            self.writing.push(FrameWriter {
-                stream,
-                captured_at: at,
-                bytes: size,
-                header: Some(Bytes::copy_from_slice(&header)),
-                offset: 0,
-                payload_bytes: size - FRAME_HEADER_BYTES,
-                finished: false,
-            });
-        }
-        // Oldest frames first: a later frame never overtakes an earlier one in our writes.
+        let just_in_time = scheduler.frames_just_in_time();
         let mut written_bytes = 0;
-        for frame in self.writing.iter_mut().filter(|f| !f.finished) {
-            written_bytes += write_frame(frame);
-            if !frame.finished {
+        loop {
+            self.open_frames(conn, scheduler, now, just_in_time);
+            // Oldest frames first: a later frame never overtakes an earlier one in our writes.
+            let mut written_now = 0;
+            for frame in self.writing.iter_mut().filter(|f| !f.finished) {
+                written_now += write_frame(frame);
+                if !frame.finished {
+                    break;
+                }
+            }
+            written_bytes += written_now;
+            // Just in time, the next frame may start once this one is written.
+            if !just_in_time
+                || written_now == 0
+                || self.waiting.is_empty()
+                || self.writing.iter().any(|f| !f.finished)
+            {
                 break;
             }
         }

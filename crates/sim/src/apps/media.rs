@@ -196,6 +196,50 @@ impl MediaSender {
         let start = self.started_at?;
         Some(start + self.spec.video_model().capture_offset(seq))
     }
+
+    /// Opens streams for waiting frames the scheduler admits (and drops those it refuses);
+    /// `just_in_time`: only while no frame is still being written.
+    fn open_frames(
+        &mut self,
+        conn: &mut Connection,
+        scheduler: &mut dyn sched::Scheduler,
+        now: Duration,
+        just_in_time: bool,
+    ) {
+        while let Some(&(seq, at, size)) = self.waiting.first() {
+            if just_in_time && self.writing.iter().any(|f| !f.finished) {
+                break;
+            }
+            if !scheduler.admit_frame(now.saturating_sub(at), size, self.spec.deadline) {
+                // It could not arrive in time: drop it at the source.
+                self.waiting.remove(0);
+                self.cancelled_frames += 1;
+                continue;
+            }
+            let Some(id) = conn.streams().open(Dir::Uni) else {
+                break;
+            };
+            let _ = conn
+                .send_stream(id)
+                .set_priority(scheduler.priority(Class::Media));
+            self.waiting.remove(0);
+            let header = FrameHeader {
+                seq,
+                captured_at: at,
+                size_bytes: size as u32,
+            }
+            .encode();
+            self.writing.push(FrameWriter {
+                id,
+                captured_at: at,
+                bytes: size,
+                header: Some(Bytes::copy_from_slice(&header)),
+                offset: 0,
+                payload_bytes: size - FRAME_HEADER_BYTES,
+                finished: false,
+            });
+        }
+    }
 }
 
 /// Writes what fits of `frame` (marking it finished once all is written); returns the bytes
@@ -304,41 +348,25 @@ impl App for MediaSender {
         if let Some(windows) = scheduler.send_window() {
             conn.set_send_window(windows.media_bytes);
         }
-        while let Some(&(seq, at, size)) = self.waiting.first() {
-            if !scheduler.admit_frame(now.saturating_sub(at), size, self.spec.deadline) {
-                // It could not arrive in time: drop it at the source.
-                self.waiting.remove(0);
-                self.cancelled_frames += 1;
-                continue;
-            }
-            let Some(id) = conn.streams().open(Dir::Uni) else {
-                break;
-            };
-            let _ = conn
-                .send_stream(id)
-                .set_priority(scheduler.priority(Class::Media));
-            self.waiting.remove(0);
-            let header = FrameHeader {
-                seq,
-                captured_at: at,
-                size_bytes: size as u32,
-            }
-            .encode();
-            self.writing.push(FrameWriter {
-                id,
-                captured_at: at,
-                bytes: size,
-                header: Some(Bytes::copy_from_slice(&header)),
-                offset: 0,
-                payload_bytes: size - FRAME_HEADER_BYTES,
-                finished: false,
-            });
-        }
-        // Oldest frames first: a later frame never overtakes an earlier one in our writes.
+        let just_in_time = scheduler.frames_just_in_time();
         let mut written_bytes = 0;
-        for frame in self.writing.iter_mut().filter(|f| !f.finished) {
-            written_bytes += pump_frame(conn, frame);
-            if !frame.finished {
+        loop {
+            self.open_frames(conn, scheduler, now, just_in_time);
+            // Oldest frames first: a later frame never overtakes an earlier one in our writes.
+            let mut written_now = 0;
+            for frame in self.writing.iter_mut().filter(|f| !f.finished) {
+                written_now += pump_frame(conn, frame);
+                if !frame.finished {
+                    break;
+                }
+            }
+            written_bytes += written_now;
+            // Just in time, the next frame may start once this one is written.
+            if !just_in_time
+                || written_now == 0
+                || self.waiting.is_empty()
+                || self.writing.iter().any(|f| !f.finished)
+            {
                 break;
             }
         }
