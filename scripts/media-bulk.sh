@@ -3,7 +3,7 @@
 # media-bulk scenarios, and adaptive media. Writes OUT/<case>/ (satquic's usual outputs) and
 # OUT/table.md; copies summaries and figures to reports/media-bulk/ when OUT is that folder.
 #
-#   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; ~15 min on 2 cores)
+#   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; 30 s on 2 cores after the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-out/media-bulk}
