@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 10's measurements: media + bulk on one connection, four schedulers, the three
 # media-bulk scenarios, and adaptive media. Writes OUT/<case>/ (satquic's usual outputs) and
-# OUT/table.md; copies summaries and figures to reports/media-bulk/ when OUT is that folder.
+# OUT/table.md. The committed report (reports/media-bulk/) holds table.md and the media.png of
+# the cases it links, copied from OUT by hand.
 #
 #   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; 30 s on 2 cores after the release build)
 set -euo pipefail
