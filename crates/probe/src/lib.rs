@@ -1,5 +1,7 @@
 //! probe — a transparent wrapper around any quinn congestion controller that exposes what quinn
-//! does not: bytes in flight, and the moment acknowledgements arrive.
+//! does not: bytes in flight, the RTT of each packet acknowledged (quinn shows only its smoothed
+//! RTT, which lags a queue that empties for a moment by several round trips), and the moment
+//! acknowledgements arrive.
 //!
 //! Layer: on quinn-proto only, so the simulator (`sim`, quinn-proto driven in virtual time) and
 //! the real-time endpoints (`emu`, quinn + tokio) share it without depending on each other.
@@ -13,7 +15,7 @@
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
@@ -23,13 +25,25 @@ use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 pub type AckHook = Box<dyn Fn() + Send + Sync>;
 
 /// Values the probe saw, readable from outside the connection.
-#[derive(Default)]
 pub struct ProbeReadings {
     /// Bytes in flight as of the last ACK frame, plus bytes sent since, minus bytes declared
     /// lost since.
     in_flight_bytes: AtomicU64,
+    /// Smallest RTT sample (acknowledged − sent, ACK delay included) since the last
+    /// [`ProbeReadings::take_min_rtt_sample`], nanoseconds; `u64::MAX` for none.
+    min_rtt_sample_nanos: AtomicU64,
     /// Run after every ACK frame, once set.
     on_ack: OnceLock<AckHook>,
+}
+
+impl Default for ProbeReadings {
+    fn default() -> Self {
+        Self {
+            in_flight_bytes: AtomicU64::new(0),
+            min_rtt_sample_nanos: AtomicU64::new(u64::MAX),
+            on_ack: OnceLock::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for ProbeReadings {
@@ -45,6 +59,20 @@ impl ProbeReadings {
     /// Current estimate of bytes in flight.
     pub fn in_flight_bytes(&self) -> u64 {
         self.in_flight_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The smallest RTT sample of the packets acknowledged since the previous call (`None` if
+    /// none was), and starts a new interval: whether a queue emptied even briefly, which a
+    /// smoothed RTT does not show. One reader per connection.
+    pub fn take_min_rtt_sample(&self) -> Option<Duration> {
+        let nanos = self.min_rtt_sample_nanos.swap(u64::MAX, Ordering::Relaxed);
+        (nanos != u64::MAX).then(|| Duration::from_nanos(nanos))
+    }
+
+    fn record_rtt_sample(&self, sample: Duration) {
+        let nanos = u64::try_from(sample.as_nanos()).unwrap_or(u64::MAX - 1);
+        self.min_rtt_sample_nanos
+            .fetch_min(nanos, Ordering::Relaxed);
     }
 
     /// Runs `hook` after every ACK frame from now on: lets a real-time sender wake when room
@@ -126,6 +154,8 @@ impl Controller for Probed {
         app_limited: bool,
         rtt: &RttEstimator,
     ) {
+        self.readings
+            .record_rtt_sample(now.saturating_duration_since(sent));
         self.inner.on_ack(now, sent, bytes, app_limited, rtt);
     }
 
@@ -218,6 +248,20 @@ mod tests {
             (0, 1)
         );
         let plain = quinn_proto::congestion::NewRenoConfig::default();
+        assert_eq!(readings.take_min_rtt_sample(), None);
         assert!(readings_of(Arc::new(plain).build(now, 1200)).is_none());
+    }
+
+    #[test]
+    fn the_smallest_rtt_sample_since_the_last_reading_is_taken_once() {
+        let readings = ProbeReadings::default();
+        let ms = Duration::from_millis;
+        for sample in [130, 80, 150] {
+            readings.record_rtt_sample(ms(sample));
+        }
+        assert_eq!(readings.take_min_rtt_sample(), Some(ms(80)));
+        assert_eq!(readings.take_min_rtt_sample(), None);
+        readings.record_rtt_sample(ms(300));
+        assert_eq!(readings.take_min_rtt_sample(), Some(ms(300)));
     }
 }

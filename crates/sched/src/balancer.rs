@@ -28,25 +28,33 @@
 //!   second below 80 % of those written a round trip earlier), the bulk's cap halves every
 //!   round and does not grow. Frames refused at the source are no demand: counting them
 //!   would hold the bulk back while the link idles.
-//! - **An overloaded media is held to what the path delivers**: while it is short and there
-//!   is a queue, media may have only the delivery rate × (minimum RTT + target) out, so what
-//!   it writes arrives instead of queueing at the bottleneck.
+//! - **Media is held to what the path delivers**: while there is a queue, media may have only
+//!   the delivery rate × (minimum RTT + target) out (plus its largest frame while it gets
+//!   what it offers), so what it writes arrives instead of queueing at the bottleneck.
 //! - **Frames that cannot arrive are not started**: each frame is admitted just in time, when
 //!   the one before it is written; on a saturated path a frame whose age + the queue ahead +
 //!   its serialization at the delivery rate + half the minimum RTT exceeds its deadline is
 //!   dropped at the source (one frame per round still goes, to keep measuring). The queue
-//!   ahead is what is in flight beyond a minimum RTT's worth while the media is short, and
-//!   the smoothed queue capped at the target (the bulk yields) while it is served.
+//!   ahead is what is in flight beyond a minimum RTT's worth, measured when the frame starts.
 //! - **Coupled to the congestion controller**: the cap never exceeds the controller's window
 //!   (plus two packets), and a loss that shrinks the window shrinks what bulk may write at
 //!   once.
 //! - **Late frames are cancelled**: a frame that cannot arrive before its deadline is reset
 //!   instead of sent (RTP over QUIC, MoQ delivery timeouts), so an overload is not carried into
 //!   the next second.
-//! - **Holding on against a loss-based competitor** (SCReAM's answer, RFC 8298): when the
-//!   queue stays above target for [`BalancerConfig::competition_rounds`] rounds although our
-//!   cap sits at its floor, the queue is not ours; the target is raised towards the observed
-//!   delay, up to [`BalancerConfig::max_target`], and decays back once the queue clears.
+//! - **Holding on against a loss-based competitor**: a delay target next to a flow that fills
+//!   the buffer only hands it our share (Little's law shrinks the cap every round; the
+//!   StreamBalancer starved the same way). From one flow's view a queue of its own and a
+//!   competitor's look alike, so the balancer asks the path: when even the shortest RTT
+//!   sample of [`BalancerConfig::competition_rounds`] rounds in a row shows more than
+//!   [`COMPETITION_QUEUE_TARGETS`] targets of queue, it drains (both classes at the floor
+//!   until what it sent is delivered) and times a packet sent after that. Back without a
+//!   standing queue, the queue was ours (our own overloaded media, a capacity drop's
+//!   backlog); still behind one, it is a competitor's, and the congestion controller's window
+//!   governs (media first by priority, late frames still refused) until a drain
+//!   [`BalancerConfig::drain_interval`] later checks again. Like BBR's ProbeRTT, which
+//!   empties its own queue to see the path's, and Copa's competitive mode, which watches
+//!   whether the queue ever empties.
 //! - **Rate signal for adaptive media**: the delivery rate (in flight ÷ RTT) while the link is
 //!   saturated, which an adaptive source follows when capacity falls below its rate.
 
@@ -63,12 +71,13 @@ pub struct BalancerConfig {
     /// takes most of it on a 2–4 Mbit/s link; 40 ms measured best on media-bulk-thesis
     /// (25 ms lets the queue run dry between rounds, 50 ms makes keyframes late).
     pub target: Duration,
-    /// Highest target when competing with a loss-based flow (SCReAM raises its target up to
-    /// 0.4 s for the same reason).
-    pub max_target: Duration,
-    /// Rounds the queue must stay above target with our cap at its floor before the target is
-    /// raised.
+    /// Rounds in a row in which even the shortest RTT sample shows more than
+    /// [`COMPETITION_QUEUE_TARGETS`] targets of queue before a drain tests whose queue it is.
     pub competition_rounds: u32,
+    /// At most one drain per interval: how often the competing mode checks whether the
+    /// competitor is still there, and how long a drain that found the queue ours holds before
+    /// the next one (each costs the media about a round of frames).
+    pub drain_interval: Duration,
     /// Largest growth of the cap per round. ×2 (slow start's pace) overshoots into the
     /// media's deadline after every keyframe; ×1.25 measured best.
     pub max_growth_per_round: f64,
@@ -84,8 +93,8 @@ impl Default for BalancerConfig {
     fn default() -> Self {
         Self {
             target: Duration::from_millis(40),
-            max_target: Duration::from_millis(400),
             competition_rounds: 4,
+            drain_interval: Duration::from_secs(10),
             max_growth_per_round: 1.25,
             min_window_packets: 2,
             cancel_late_frames: true,
@@ -112,6 +121,34 @@ const MEDIA_PIPE_HEADROOM: f64 = 1.25;
 /// write.
 const BULK_SLACK_PACKETS: u64 = 2;
 
+/// A standing queue of more than this many targets is not what the balancer itself leaves
+/// (the bulk's target, plus a media frame in service when the media is overloaded): either a
+/// capacity drop's backlog still draining, or a flow that keeps the queue full.
+pub const COMPETITION_QUEUE_TARGETS: f64 = 2.0;
+
+/// Whose queue the balancer believes the bottleneck holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    /// Ours: the bulk is held to the queue-delay target.
+    Delay,
+    /// Finding out: both classes are held to the floor until what we had sent is delivered
+    /// (`settled_at`), so a queue of our own has emptied; a packet sent after that which
+    /// comes back without a standing queue says the queue was ours.
+    Draining {
+        /// The drain gives up (inconclusive: the queue counts as ours) at this time if it has
+        /// not settled.
+        give_up_at: Duration,
+        /// When our bytes in flight fell to the floor's.
+        settled_at: Option<Duration>,
+        /// The bulk's cap before the drain, restored if the queue was ours.
+        resume_window_bytes: u64,
+    },
+    /// A loss-based flow keeps the queue full whatever we do: yielding would only hand it our
+    /// share, so the controller's window governs (media first by priority) until `until`,
+    /// when a drain checks again.
+    Competing { until: Duration },
+}
+
 /// The balancer (scheduler name `balancer`).
 #[derive(Debug, Clone)]
 pub struct Balancer {
@@ -119,14 +156,14 @@ pub struct Balancer {
     view: Option<TransportView>,
     /// Cap on bytes written and not acknowledged while bulk writes.
     window_bytes: u64,
-    /// Current queue-delay target.
-    target: Duration,
+    /// Whose queue it is (see [`Mode`]).
+    mode: Mode,
+    /// No drain starts before this.
+    next_drain_at: Duration,
     /// End of the current round (one smoothed RTT).
     round_end: Option<Duration>,
     /// Most bytes in flight seen this round: what the cap actually let out.
     round_max_in_flight: u64,
-    /// Consecutive rounds above target with the cap at its floor.
-    rounds_over_target_at_floor: u32,
     /// Frames captured in the last [`FRAME_WINDOW`]: (capture time, bytes).
     recent_frames: VecDeque<(Duration, u64)>,
     /// Media bytes handed to the transport, kept as long as `recent_frames`: (time, bytes).
@@ -141,20 +178,25 @@ pub struct Balancer {
     last_rate_bps: Option<f64>,
     /// When a frame was last admitted.
     last_admitted: Option<Duration>,
+    /// Smallest RTT sample this round.
+    round_min_sample: Option<Duration>,
+    /// Consecutive rounds whose smallest RTT sample showed more than
+    /// [`COMPETITION_QUEUE_TARGETS`] targets of queue.
+    rounds_with_standing_queue: u32,
 }
 
 impl Balancer {
     /// A balancer with these parameters.
     pub fn new(config: BalancerConfig) -> Self {
-        let target = config.target;
         Self {
             config,
             view: None,
             window_bytes: 0,
-            target,
+            mode: Mode::Delay,
+            next_drain_at: Duration::ZERO,
+
             round_end: None,
             round_max_in_flight: 0,
-            rounds_over_target_at_floor: 0,
             recent_frames: VecDeque::new(),
             recent_media_writes: VecDeque::new(),
             recent_media_acks: VecDeque::new(),
@@ -162,6 +204,8 @@ impl Balancer {
             last_queue_delay: Duration::ZERO,
             last_rate_bps: None,
             last_admitted: None,
+            round_min_sample: None,
+            rounds_with_standing_queue: 0,
         }
     }
 
@@ -170,9 +214,9 @@ impl Balancer {
         self.window_bytes
     }
 
-    /// The queue-delay target now (raised above the configured one while competing).
-    pub fn target(&self) -> Duration {
-        self.target
+    /// Whether the balancer now believes a loss-based flow keeps the bottleneck's queue full.
+    pub fn competing(&self) -> bool {
+        matches!(self.mode, Mode::Competing { .. })
     }
 
     /// What media may buffer beyond the cap: its largest recent frame, so a keyframe is
@@ -228,83 +272,44 @@ impl Balancer {
         self.config.min_window_packets * view.mtu_bytes.max(1200)
     }
 
-    /// One round's update of the cap and the target from the queue delay at its end.
+    /// One round's update from the queue delay at its end: of the mode, of the cap, and of
+    /// the rate signals.
     fn end_round(&mut self, view: &TransportView) {
-        let floor = self.floor_bytes(view);
         if view.min_rtt.is_zero() || view.srtt.is_zero() {
             return;
         }
+        if matches!(self.mode, Mode::Draining { .. }) {
+            // Nothing we send now says anything about the rate; the drain decides at its end.
+            return;
+        }
         let queue_delay = view.srtt.saturating_sub(view.min_rtt);
-        let base = view.min_rtt.as_secs_f64();
-        let target = self.target.as_secs_f64();
-        let used = self.round_max_in_flight.max(floor);
-        let at_floor = self.window_bytes <= floor.saturating_mul(2);
-        let media_satisfied = self.media_satisfied();
-        if !media_satisfied {
-            // Media first: while it does not get what it offers, the bulk halves each round
-            // and does not grow, whatever the queue says.
-            self.window_bytes = (self.window_bytes / 2).max(floor);
-            self.rounds_over_target_at_floor = 0;
-            if self.target > self.config.target {
-                self.target = self.target.mul_f64(0.8).max(self.config.target);
-            }
-        } else if queue_delay > self.target {
-            // Little's law: the cap that leaves `target` of queue at today's delivery rate.
-            let scale = (base + target) / (base + queue_delay.as_secs_f64());
-            let from = self.window_bytes.min(used) as f64;
-            self.window_bytes = ((from * scale) as u64).max(floor);
-            // The queue is someone else's only if cutting our bulk to the floor did not clear it
-            // while our media gets all it offers.
-            if at_floor {
-                self.rounds_over_target_at_floor += 1;
-            } else {
-                self.rounds_over_target_at_floor = 0;
-            }
-            if self.rounds_over_target_at_floor >= self.config.competition_rounds {
-                // Not our queue: raise the target towards what is there, so the bulk holds its
-                // share instead of starving behind a loss-based flow.
-                let raised = self.target.mul_f64(1.5).min(queue_delay);
-                self.target = raised.max(self.target).min(self.config.max_target);
-                self.rounds_over_target_at_floor = 0;
-            }
+        let standing = self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS);
+        let round_min_queue = self
+            .round_min_sample
+            .map_or(Duration::ZERO, |s| s.saturating_sub(view.min_rtt));
+        if round_min_queue > standing {
+            self.rounds_with_standing_queue += 1;
         } else {
-            self.rounds_over_target_at_floor = 0;
-            let window_limited = used as f64 >= 0.8 * self.window_bytes as f64;
-            if window_limited {
-                let growth = if queue_delay < self.target / 2 {
-                    self.config.max_growth_per_round
-                } else {
-                    ((base + target) / (base + queue_delay.as_secs_f64()))
-                        .clamp(1.0, self.config.max_growth_per_round)
-                };
-                // And at most one target's worth of the delivery rate per round: one round's
-                // growth is queue for the next (the smoothed RTT shows it a round later), and
-                // on a GEO path ×1.25 of a 600 ms pipe is 150 ms of queue, the media's whole
-                // slack.
-                let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
-                let grown = (self.window_bytes as f64 * growth)
-                    .min(self.window_bytes as f64 + rate_bytes_per_s * target);
-                self.window_bytes = (grown as u64).max(floor);
-            }
-            if queue_delay < self.target / 4 && self.target > self.config.target {
-                // The competitor left: back towards our own target.
-                self.target = self.target.mul_f64(0.8).max(self.config.target);
-            }
+            self.rounds_with_standing_queue = 0;
+        }
+        let used = self.round_max_in_flight.max(self.floor_bytes(view));
+        match self.mode {
+            Mode::Delay => self.hold_queue_to_target(view, queue_delay, used),
+            // The controller's window governs (see `send_window`).
+            Mode::Competing { .. } | Mode::Draining { .. } => {}
         }
         // Coupled to the controller: never more than its window allows out at once.
         let cwnd_cap = view.cwnd_bytes + BULK_SLACK_PACKETS * view.mtu_bytes;
-        self.window_bytes = self.window_bytes.min(cwnd_cap.max(floor));
-        // The rate the path delivers while it is saturated (a queue above half the target),
-        // for an adaptive media source; otherwise let the source climb back.
+        self.window_bytes = self.window_bytes.min(cwnd_cap.max(self.floor_bytes(view)));
         let delivery_bps = view.in_flight_bytes.max(used) as f64 * 8.0 / view.srtt.as_secs_f64();
         self.last_queue_delay = queue_delay;
         self.last_rate_bps = Some(delivery_bps);
 
-        // Climbing back is gentle (SCReAM's lesson: the hard part is when to increase):
-        // MEDIA_RATE_CLIMB_PER_S of the rate per second of rounds, whatever the RTT.
+        // The rate the path delivers while it is saturated (a queue above half the target),
+        // for an adaptive media source; otherwise let the source climb back, gently (SCReAM's
+        // lesson: the hard part is when to increase): MEDIA_RATE_CLIMB_PER_S of the rate per
+        // second of rounds, whatever the RTT.
         let climb = 1.0 + MEDIA_RATE_CLIMB_PER_S * view.srtt.as_secs_f64();
-        // Against the configured target, not a raised one: the media's own queue is never
-        // a competitor's.
         self.media_target_bps = if queue_delay > self.config.target / 2 {
             Some((delivery_bps * self.config.media_rate_share) as u64)
         } else {
@@ -312,6 +317,73 @@ impl Balancer {
                 .map(|bps| (bps as f64 * climb).max(delivery_bps * self.config.media_rate_share))
                 .map(|bps| bps as u64)
         };
+
+        // Whose queue is it? A standing queue the delay mode did not clear, or the competing
+        // mode's time to check again, starts a drain.
+        let check = match self.mode {
+            Mode::Delay => {
+                self.rounds_with_standing_queue >= self.config.competition_rounds
+                    && view.now >= self.next_drain_at
+            }
+            Mode::Competing { until } => view.now >= until,
+            Mode::Draining { .. } => false,
+        };
+        if check {
+            // What is in flight now is delivered within a round trip or so; two, plus a
+            // second for what the transport still buffers, or the drain is inconclusive.
+            self.mode = Mode::Draining {
+                give_up_at: view.now + 2 * view.srtt + Duration::from_secs(1),
+                settled_at: None,
+                resume_window_bytes: self.window_bytes,
+            };
+            self.rounds_with_standing_queue = 0;
+        }
+    }
+
+    /// The delay mode's update of the cap: Little's law towards the target.
+    fn hold_queue_to_target(&mut self, view: &TransportView, queue_delay: Duration, used: u64) {
+        let floor = self.floor_bytes(view);
+        let base = view.min_rtt.as_secs_f64();
+        let target = self.config.target.as_secs_f64();
+        if !self.media_satisfied() {
+            // Media first: while it does not get what it offers, the bulk halves each round
+            // and does not grow, whatever the queue says.
+            self.window_bytes = (self.window_bytes / 2).max(floor);
+        } else if queue_delay > self.config.target {
+            // Little's law: the cap that leaves `target` of queue at today's delivery rate.
+            let scale = (base + target) / (base + queue_delay.as_secs_f64());
+            let from = self.window_bytes.min(used) as f64;
+            self.window_bytes = ((from * scale) as u64).max(floor);
+        } else if used as f64 >= 0.8 * self.window_bytes as f64 {
+            // Window-limited and below the target: grow.
+            let growth = if queue_delay < self.config.target / 2 {
+                self.config.max_growth_per_round
+            } else {
+                ((base + target) / (base + queue_delay.as_secs_f64()))
+                    .clamp(1.0, self.config.max_growth_per_round)
+            };
+            // And at most one target's worth of the delivery rate per round: one round's
+            // growth is queue for the next (the smoothed RTT shows it a round later), and on a
+            // GEO path ×1.25 of a 600 ms pipe is 150 ms of queue, the media's whole slack.
+            let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
+            let grown = (self.window_bytes as f64 * growth)
+                .min(self.window_bytes as f64 + rate_bytes_per_s * target);
+            self.window_bytes = (grown as u64).max(floor);
+        }
+    }
+
+    /// The drain's verdict at its end: a queue that stayed while we sent next to nothing is a
+    /// competitor's.
+    fn end_drain(&mut self, view: &TransportView, competitor: bool, resume: u64) {
+        if competitor {
+            self.mode = Mode::Competing {
+                until: view.now + self.config.drain_interval,
+            };
+        } else {
+            self.mode = Mode::Delay;
+            self.window_bytes = resume;
+            self.next_drain_at = view.now + self.config.drain_interval;
+        }
     }
 }
 
@@ -349,11 +421,45 @@ impl Scheduler for Balancer {
             self.window_bytes = view.cwnd_bytes.max(self.floor_bytes(view));
         }
         self.round_max_in_flight = self.round_max_in_flight.max(view.in_flight_bytes);
+        if let Some(sample) = view.rtt_sample_min {
+            self.round_min_sample = Some(self.round_min_sample.map_or(sample, |m| m.min(sample)));
+        }
+        let floor = self.floor_bytes(view);
+        let standing = self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS);
+        if let Mode::Draining {
+            give_up_at,
+            settled_at,
+            resume_window_bytes,
+        } = self.mode
+        {
+            // A sample no longer than the time since the drain settled is of a packet sent
+            // after it (an older one took longer); if the smallest is older, all are.
+            let since_settled = settled_at.map(|at| view.now.saturating_sub(at));
+            let verdict = since_settled.and_then(|since| {
+                view.rtt_sample_min
+                    .filter(|&sample| sample <= since)
+                    .map(|sample| sample.saturating_sub(view.min_rtt) > standing)
+            });
+            if settled_at.is_none() && view.in_flight_bytes <= floor {
+                self.mode = Mode::Draining {
+                    give_up_at,
+                    settled_at: Some(view.now),
+                    resume_window_bytes,
+                };
+            }
+            if verdict.is_some() || view.now >= give_up_at {
+                self.end_drain(view, verdict == Some(true), resume_window_bytes);
+                // The round restarts from here: what the drain let out says nothing.
+                self.round_end = None;
+                self.round_max_in_flight = 0;
+            }
+        }
         match self.round_end {
             None if !view.srtt.is_zero() => self.round_end = Some(view.now + view.srtt),
             Some(end) if view.now >= end => {
                 self.end_round(view);
                 self.round_max_in_flight = view.in_flight_bytes;
+                self.round_min_sample = None;
                 self.round_end = Some(view.now + view.srtt.max(Duration::from_millis(1)));
             }
             _ => {}
@@ -386,7 +492,20 @@ impl Scheduler for Balancer {
 
     fn send_window(&self) -> Option<SendWindows> {
         let view = self.view?;
-        let bulk_bytes = self.window_bytes;
+        let floor = self.floor_bytes(&view);
+        let bulk_bytes = match self.mode {
+            Mode::Delay => self.window_bytes,
+            // Next to nothing out, so that a queue of our own empties.
+            Mode::Draining { .. } => {
+                return Some(SendWindows {
+                    media_bytes: floor,
+                    bulk_bytes: floor,
+                });
+            }
+            // Against a loss-based flow the controller competes for our share; media still
+            // goes first (priority) and frames that cannot arrive are still refused.
+            Mode::Competing { .. } => view.cwnd_bytes + BULK_SLACK_PACKETS * view.mtu_bytes,
+        };
         // Media is never held to the bulk's cap: it may always have its own pipe (its rate
         // × the minimum RTT, with a quarter of headroom) in flight, whatever the bulk got.
         let media_pipe = (self.media_demand_bytes_per_s(view.now)
@@ -394,15 +513,22 @@ impl Scheduler for Balancer {
             * MEDIA_PIPE_HEADROOM) as u64;
         let mut media_bytes =
             bulk_bytes.max(media_pipe) + self.media_reserve_bytes() + 2 * view.mtu_bytes;
-        // Overloaded (a queue, and still the media does not get what it offers): the media
-        // may have no more out than the path delivers in a minimum RTT plus the target, or
-        // what it writes only queues at the bottleneck and arrives late.
+        // Saturated (a queue of half the target or more): the media may have no more out
+        // than the path delivers in a minimum RTT plus the target, or what it writes only
+        // queues at the bottleneck and arrives late. While it gets what it offers, one frame
+        // more (its largest), so a keyframe goes whole.
         if let Some(rate_bps) = self.last_rate_bps
-            && self.last_queue_delay > self.target / 2
-            && !self.media_satisfied()
+            && self.mode == Mode::Delay
+            && self.last_queue_delay > self.config.target / 2
         {
-            let deliverable = rate_bps / 8.0 * (view.min_rtt + self.target).as_secs_f64();
-            media_bytes = media_bytes.min((deliverable as u64).max(2 * view.mtu_bytes));
+            let deliverable =
+                (rate_bps / 8.0 * (view.min_rtt + self.config.target).as_secs_f64()) as u64;
+            let cap = if self.media_satisfied() {
+                deliverable + self.media_reserve_bytes()
+            } else {
+                deliverable
+            };
+            media_bytes = media_bytes.min(cap.max(2 * view.mtu_bytes));
         }
         Some(SendWindows {
             media_bytes,
@@ -414,34 +540,32 @@ impl Scheduler for Balancer {
         if !self.config.cancel_late_frames {
             return true;
         }
-        // The delivery rate says what a frame can get only while the path is saturated (a
-        // queue of at least half the target); otherwise the rate is our own demand, and
-        // refusing frames because of it would starve the media for good.
-        let saturated = self.last_queue_delay > self.target / 2;
         let Some(view) = self.view else {
             return true;
         };
+        if let Mode::Draining { settled_at, .. } = self.mode {
+            // Before the drain settles it would wait behind the floor; after, its first
+            // packets are what the drain measures.
+            return settled_at.is_some();
+        }
+        // The delivery rate says what a frame can get only while the path is saturated (a
+        // queue of at least half the target); otherwise the rate is our own demand, and
+        // refusing frames because of it would starve the media for good.
+        let saturated = self.last_queue_delay > self.config.target / 2;
         let admit = match (self.last_rate_bps, saturated) {
             (Some(rate_bps), true) => {
-                // Arrival ≈ now + the queue ahead of it (at most the target: the bulk yields
-                // to media) + its own serialization at the delivery rate + half the minimum
-                // RTT.
+                // Arrival ≈ now + the queue ahead of it + its own serialization at the
+                // delivery rate + half the minimum RTT. The queue ahead is what is in flight
+                // beyond one minimum RTT's worth at the delivery rate, measured now (the
+                // smoothed RTT lags a round, and counts the previous frame's own
+                // serialization, which is over by the time this one starts): bytes already
+                // sent are ahead of the frame at the bottleneck whichever class they carry.
                 let serialization = Duration::from_secs_f64(bytes as f64 * 8.0 / rate_bps.max(1.0));
-                // The queue ahead now: what is in flight beyond one minimum RTT's worth at the
-                // delivery rate (the smoothed RTT lags a round, and counts the previous frame's
-                // own serialization, which is over by the time this one starts). While the
-                // media gets what it offers, that queue is the bulk's, which yields within a
-                // round (so at most the target); otherwise it is the media's own.
-                let queue_now = Duration::from_secs_f64(
+                let queue = Duration::from_secs_f64(
                     (view.in_flight_bytes as f64 * 8.0 / rate_bps.max(1.0)
                         - view.min_rtt.as_secs_f64())
                     .max(0.0),
                 );
-                let queue = if self.media_satisfied() {
-                    self.last_queue_delay.min(self.target)
-                } else {
-                    queue_now
-                };
                 age + queue + serialization + view.min_rtt / 2 <= deadline
                     // A probe: the rate is measured from what we send, so refusing every
                     // frame would keep it low for good; one frame per round goes anyway.
@@ -474,7 +598,12 @@ impl Scheduler for Balancer {
     }
 
     fn wakeup(&self) -> Option<Duration> {
-        self.round_end
+        match self.mode {
+            Mode::Draining { give_up_at, .. } => {
+                Some(self.round_end.map_or(give_up_at, |end| end.min(give_up_at)))
+            }
+            _ => self.round_end,
+        }
     }
 }
 
@@ -507,7 +636,16 @@ mod tests {
             in_flight_bytes: in_flight,
             srtt: Duration::from_millis(srtt_ms),
             min_rtt: Duration::from_millis(min_rtt_ms),
+            rtt_sample_min: None,
             mtu_bytes: MTU,
+        }
+    }
+
+    /// `view` with the smallest RTT sample acknowledged since the last one.
+    fn sampled(view: TransportView, sample_ms: u64) -> TransportView {
+        TransportView {
+            rtt_sample_min: Some(Duration::from_millis(sample_ms)),
+            ..view
         }
     }
 
@@ -570,32 +708,119 @@ mod tests {
         assert_eq!(b.window_bytes(), 100_000);
     }
 
-    #[test]
-    fn a_queue_that_is_not_ours_raises_the_target_then_it_decays() {
+    /// A balancer that has just started a drain: `competition_rounds` rounds of 350 ms whose
+    /// every RTT sample showed 300 ms of queue over a 50 ms minimum, 30 kB in flight. Returns
+    /// it and the time now, ms.
+    fn draining() -> (Balancer, u64) {
         let config = config();
-        let floor = config.min_window_packets * MTU;
         let mut b = Balancer::new(config.clone());
         let mut now = 0;
-        b.observe(&view(now, 1_000_000, floor, 350, 50));
-        b.window_bytes = floor;
-        for _ in 0..config.competition_rounds {
+        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+        b.window_bytes = 20_000;
+        for round in 1..=config.competition_rounds {
+            assert!(matches!(b.mode, Mode::Delay), "round {round}");
             now += 350;
-            b.observe(&view(now, 1_000_000, floor, 350, 50));
+            b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
         }
-        // 300 ms of queue with the cap at its floor: the target rises by half (25 → 37.5 ms).
-        assert_eq!(b.target(), Duration::from_micros(37_500));
-        for _ in 0..40 {
-            now += 350;
-            b.observe(&view(now, 1_000_000, floor, 350, 50));
+        (b, now)
+    }
+
+    #[test]
+    fn a_standing_queue_starts_a_drain_that_holds_both_classes_to_the_floor() {
+        let (mut b, now) = draining();
+        let floor = config().min_window_packets * MTU;
+        assert!(matches!(
+            b.mode,
+            Mode::Draining {
+                settled_at: None,
+                ..
+            }
+        ));
+        let w = b.send_window().unwrap();
+        assert_eq!((w.media_bytes, w.bulk_bytes), (floor, floor));
+        // Until what we sent is delivered, a frame would only wait behind the floor.
+        assert!(!b.admit_frame(Duration::ZERO, 5_000, Duration::from_millis(175)));
+        // Once it is, the next frame is the drain's probe.
+        b.observe(&view(now + 300, 100_000, floor, 350, 50));
+        assert!(b.admit_frame(Duration::ZERO, 5_000, Duration::from_millis(175)));
+        // A queue that shows in one round only is a capacity drop's backlog, not a drain.
+        let mut b = Balancer::new(config());
+        b.observe(&sampled(view(0, 100_000, 30_000, 350, 50), 350));
+        for now in [350, 700, 1_050, 1_400] {
+            let sample = if now == 700 { 60 } else { 350 };
+            b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), sample));
         }
-        // Bounded by the observed delay and by max_target.
-        assert_eq!(b.target(), Duration::from_millis(300));
-        // The competitor leaves: the queue clears, the target decays back to the configured.
-        for _ in 0..40 {
-            now += 50;
-            b.observe(&view(now, 1_000_000, floor, 50, 50));
+        assert!(matches!(b.mode, Mode::Delay));
+    }
+
+    #[test]
+    fn a_queue_that_empties_while_we_drain_was_ours() {
+        let (mut b, now) = draining();
+        let floor = config().min_window_packets * MTU;
+        let before = match b.mode {
+            Mode::Draining {
+                resume_window_bytes,
+                ..
+            } => resume_window_bytes,
+            _ => unreachable!("draining"),
+        };
+        // Settled 300 ms later: our bytes in flight are down to the floor.
+        let settled = now + 300;
+        b.observe(&view(settled, 100_000, floor, 350, 50));
+        // 200 ms after settling, a 340 ms sample is of a packet sent before: no verdict.
+        b.observe(&sampled(view(settled + 200, 100_000, floor, 350, 50), 340));
+        assert!(matches!(b.mode, Mode::Draining { .. }));
+        // A packet sent after settling is back in 60 ms: 10 ms of queue, ours.
+        b.observe(&sampled(view(settled + 260, 100_000, floor, 350, 50), 60));
+        assert!(matches!(b.mode, Mode::Delay));
+        assert_eq!(b.window_bytes(), before, "the cap from before the drain");
+        // And no new drain within the drain interval, however the queue looks.
+        let mut t = settled + 260;
+        for _ in 0..20 {
+            t += 350;
+            b.observe(&sampled(view(t, 100_000, 30_000, 350, 50), 350));
+            assert!(matches!(b.mode, Mode::Delay), "{t}");
         }
-        assert_eq!(b.target(), config.target);
+    }
+
+    #[test]
+    fn a_queue_that_stays_while_we_drain_is_a_competitors_and_the_controller_governs() {
+        let (mut b, now) = draining();
+        let floor = config().min_window_packets * MTU;
+        let settled = now + 300;
+        b.observe(&view(settled, 100_000, floor, 350, 50));
+        // Sent after settling (330 ms ago at most), back with 280 ms of queue.
+        b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
+        assert!(b.competing());
+        // The bulk may fill the controller's window (+ 2 packets), media one frame more.
+        b.on_frame(Duration::from_millis(settled + 330), 8_000);
+        let w = b.send_window().unwrap();
+        assert_eq!(w.bulk_bytes, 100_000 + 2 * MTU);
+        assert_eq!(w.media_bytes, w.bulk_bytes + 8_000 + 2 * MTU);
+        // The media's dissatisfaction does not halve the bulk while competing: yielding
+        // would hand the competitor our share.
+        b.on_written(Duration::from_millis(settled + 330), Class::Media, 50_000);
+        b.observe(&view(settled + 700, 100_000, 90_000, 350, 50));
+        b.observe(&view(settled + 1_100, 100_000, 90_000, 350, 50));
+        assert_eq!(b.send_window().unwrap().bulk_bytes, 100_000 + 2 * MTU);
+        // After the drain interval, a drain checks whether the competitor is still there.
+        let mut t = settled + 1_100;
+        while t < settled + 330 + 10_000 {
+            t += 350;
+            b.observe(&view(t, 100_000, 90_000, 350, 50));
+        }
+        assert!(matches!(b.mode, Mode::Draining { .. }));
+    }
+
+    #[test]
+    fn a_drain_that_never_settles_leaves_the_queue_ours() {
+        let (mut b, now) = draining();
+        // 2 × 350 ms + 1 s later, still 30 kB in flight: inconclusive.
+        b.observe(&view(now + 1_699, 100_000, 30_000, 350, 50));
+        assert!(matches!(b.mode, Mode::Draining { .. }));
+        assert_eq!(b.wakeup(), Some(Duration::from_millis(now + 1_700)));
+        b.observe(&view(now + 1_700, 100_000, 30_000, 350, 50));
+        assert!(matches!(b.mode, Mode::Delay));
     }
 
     #[test]
@@ -618,49 +843,25 @@ mod tests {
     }
 
     #[test]
-    fn the_target_is_not_raised_while_our_own_media_overloads_the_path() {
-        let config = config();
-        let floor = config.min_window_packets * MTU;
-        let mut b = Balancer::new(config.clone());
-        let mut now = 0;
-        b.observe(&view(now, 1_000_000, floor, 350, 50));
-        b.window_bytes = floor;
-        for _ in 0..40 {
-            now += 350;
-            // 10 kB of frames captured and written per round, none acknowledged.
-            b.on_frame(Duration::from_millis(now), 10_000);
-            b.on_written(Duration::from_millis(now), Class::Media, 10_000);
-            b.observe(&view(now, 1_000_000, floor, 350, 50));
-        }
-        assert_eq!(b.target(), config.target);
-        // Once the media is served, a queue that stays is someone else's.
-        for _ in 0..config.competition_rounds {
-            now += 350;
-            b.on_frame(Duration::from_millis(now), 10_000);
-            b.on_written(Duration::from_millis(now), Class::Media, 10_000);
-            b.on_acked(Duration::from_millis(now), Class::Media, 30_000);
-            b.observe(&view(now, 1_000_000, floor, 350, 50));
-        }
-        assert!(b.target() > config.target, "{:?}", b.target());
-    }
-
-    #[test]
     fn a_frame_that_cannot_arrive_in_time_is_not_started() {
         let mut b = Balancer::new(config());
         let deadline = Duration::from_millis(175);
         // Nothing measured yet: everything is admitted.
         assert!(b.admit_frame(Duration::from_millis(100), 40_000, deadline));
-        // 7 500 B in flight over 100 ms of RTT: 600 kbit/s delivered, 50 ms of queue (capped
-        // at the 25 ms target in the estimate: the bulk yields to media).
+        // 7 500 B in flight over 100 ms of RTT: 600 kbit/s delivered, 50 ms of queue.
         b.observe(&view(0, 1_000_000, 7_500, 100, 50));
         b.observe(&view(100, 1_000_000, 7_500, 100, 50));
         assert_eq!(b.last_rate_bps, Some(600_000.0));
-        // 7 500 B take 100 ms at 600 kbit/s; + 25 ms of queue + 25 ms = 150 ms: admitted
-        // when at most 25 ms old.
-        assert!(b.admit_frame(Duration::from_millis(25), 7_500, deadline));
-        assert!(!b.admit_frame(Duration::from_millis(26), 7_500, deadline));
-        // A keyframe five times as large never fits at this rate.
+        b.last_admitted = Some(Duration::from_millis(100));
+        // 7 500 B take 100 ms at 600 kbit/s; + 50 ms of queue + 25 ms = 175 ms: admitted
+        // only when just captured.
+        assert!(b.admit_frame(Duration::ZERO, 7_500, deadline));
+        assert!(!b.admit_frame(Duration::from_millis(1), 7_500, deadline));
+        // A keyframe five times as large never fits at this rate...
         assert!(!b.admit_frame(Duration::ZERO, 37_500, deadline));
+        // ...but one frame per round goes anyway, to keep measuring the rate.
+        b.observe(&view(200, 1_000_000, 7_500, 100, 50));
+        assert!(b.admit_frame(Duration::ZERO, 37_500, deadline));
     }
 
     #[test]
@@ -698,7 +899,7 @@ mod tests {
     }
 
     #[test]
-    fn an_overloaded_media_may_have_only_what_the_path_delivers_in_flight() {
+    fn on_a_saturated_path_media_may_have_only_what_it_delivers_in_flight() {
         let mut b = Balancer::new(config());
         // 7 500 B in flight over 100 ms: 600 kbit/s delivered, 50 ms of queue (> target / 2).
         b.observe(&view(0, 1_000_000, 7_500, 100, 50));
@@ -711,28 +912,23 @@ mod tests {
         assert!(!b.media_satisfied());
         // 75 000 B/s × (50 + 25) ms.
         assert_eq!(b.send_window().unwrap().media_bytes, 5_625);
-        // Served again: the cap or its own pipe (29 frames of the last second × 50 ms ×
-        // 1.25), plus its largest frame and 2 MTU.
+        // Served again, and the path still saturated: what it delivers plus the largest
+        // frame, so a keyframe goes whole (and not its own pipe of 2 Mbit/s × 50 ms × 1.25 +
+        // a frame: 650 ms of queue at this rate).
         b.on_acked(Duration::from_millis(1_150), Class::Media, 250_000);
-        let pipe = (29.0 * 8_333.0 * 0.05 * 1.25) as u64;
-        assert_eq!(
-            b.send_window().unwrap().media_bytes,
-            b.window_bytes().max(pipe) + 8_333 + 2 * MTU
-        );
+        assert_eq!(b.send_window().unwrap().media_bytes, 5_625 + 8_333);
     }
 
     #[test]
-    fn while_the_media_is_short_its_frames_see_the_whole_queue_ahead() {
+    fn frames_see_the_whole_queue_ahead_of_them_measured_now() {
         let mut b = Balancer::new(config());
         let deadline = Duration::from_millis(175);
         b.observe(&view(0, 1_000_000, 7_500, 100, 50));
         b.observe(&view(100, 1_000_000, 7_500, 100, 50));
-        // Media short: written but not acknowledged.
-        b.on_written(Duration::from_millis(100), Class::Media, 50_000);
         b.observe(&view(1_100, 1_000_000, 7_500, 100, 50));
-        assert!(!b.media_satisfied());
-        // 7 500 B in flight at 600 kbit/s is 100 ms, 50 ms of it queue (not capped at the
-        // target): 3 000 B (40 ms) + 50 + 25 = 115 ms, admitted up to 60 ms old.
+        // 7 500 B in flight at 600 kbit/s is 100 ms, 50 ms of it queue (whether bulk or
+        // media: bytes already sent are ahead at the bottleneck): 3 000 B (40 ms) + 50 + 25 =
+        // 115 ms, admitted up to 60 ms old.
         b.last_admitted = Some(Duration::from_millis(1_100));
         assert!(b.admit_frame(Duration::from_millis(60), 3_000, deadline));
         assert!(!b.admit_frame(Duration::from_millis(61), 3_000, deadline));

@@ -50,6 +50,9 @@ pub struct TransportView {
     pub srtt: Duration,
     /// Smallest RTT seen (zero before the first sample).
     pub min_rtt: Duration,
+    /// Smallest RTT sample of the packets acknowledged since the previous view, if any: shows
+    /// a queue that empties for a moment, which the smoothed RTT smooths away.
+    pub rtt_sample_min: Option<Duration>,
     /// Largest UDP payload the path carries now, bytes.
     pub mtu_bytes: u64,
 }

@@ -838,6 +838,7 @@ mod tests {
             in_flight_bytes: 0,
             srtt,
             min_rtt: srtt,
+            rtt_sample_min: None,
             mtu_bytes: 1200,
         }
     }

@@ -610,6 +610,7 @@ impl<'a> Simulation<'a> {
             in_flight_bytes: side.probe.in_flight_bytes(),
             srtt: connection.rtt(),
             min_rtt: connection.min_rtt(),
+            rtt_sample_min: side.probe.take_min_rtt_sample(),
             mtu_bytes: u64::from(connection.current_mtu()),
         });
         let mut cx = Context {

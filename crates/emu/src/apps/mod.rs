@@ -340,6 +340,7 @@ fn transport_view(
         in_flight_bytes: probe.map_or(path.cwnd, |p| p.in_flight_bytes()),
         srtt: path.rtt,
         min_rtt: path.min_rtt,
+        rtt_sample_min: probe.and_then(|p| p.take_min_rtt_sample()),
         mtu_bytes: u64::from(path.current_mtu),
     }
 }
