@@ -8,6 +8,9 @@ use super::*;
 /// Height of a [`stacked_panel_chart`], in pixels (its width is [`WIDTH`]).
 pub const STACKED_PANEL_HEIGHT: u32 = 900;
 
+/// Palette index of the first dot series (see `stacked_panel_chart`).
+const FIRST_DOT_COLOUR: usize = 3;
+
 /// A two-panel figure of how traffic classes share a link over time: what
 /// [`stacked_panel_chart`] draws.
 ///
@@ -235,7 +238,10 @@ impl<'a> PanelFigure<'a> {
         if let Some(m) = y_max {
             bottom_y.1 = bottom_y.1.min(m);
         }
-        let first_dot = c.layers.len();
+        // Dots take the colours after the layers', but never before the fourth: the same dot
+        // series keeps its colour in figures with two layers (one connection's media and
+        // bulk) and with three (plus a competitor), so figures compare side by side.
+        let first_dot = c.layers.len().max(FIRST_DOT_COLOUR);
         let mut dots = Vec::with_capacity(series.len());
         let mut clipped = Vec::with_capacity(series.len());
         let mut n_clipped = 0;
