@@ -47,8 +47,9 @@
 //!   StreamBalancer starved the same way). From one flow's view a queue of its own and a
 //!   competitor's look alike, so the balancer asks the path: when even the shortest RTT
 //!   sample of [`BalancerConfig::competition_rounds`] rounds in a row shows more than
-//!   [`COMPETITION_QUEUE_TARGETS`] targets of queue, it drains (both classes at the floor
-//!   until what it sent is delivered) and times a packet sent after that. Back without a
+//!   [`COMPETITION_QUEUE_TARGETS`] targets of queue, it drains (both classes together below
+//!   half a pipe until what is out is under it) and times a packet sent after that. Back
+//!   without a
 //!   standing queue, the queue was ours (our own overloaded media, a capacity drop's
 //!   backlog); still behind one, it is a competitor's, and the congestion controller's window
 //!   governs (media first by priority, late frames still refused) until a drain
@@ -268,6 +269,18 @@ impl Balancer {
         acked as f64 >= MEDIA_SATISFIED_SHARE * written as f64
     }
 
+    /// What both classes may have out while draining: half the path's pipe at the last
+    /// delivery rate (BBRv2's ProbeRTT keeps half its window too), at least the floor. Below
+    /// a pipe, a queue of our own empties (at half the rate) and none forms again, while the
+    /// link stays half busy: on a GEO path a drain at the floor would idle it for two round
+    /// trips.
+    fn drain_window_bytes(&self, view: &TransportView) -> u64 {
+        let half_pipe = self
+            .last_rate_bps
+            .map_or(0.0, |bps| bps / 8.0 * view.min_rtt.as_secs_f64() / 2.0);
+        (half_pipe as u64).max(self.floor_bytes(view))
+    }
+
     fn floor_bytes(&self, view: &TransportView) -> u64 {
         self.config.min_window_packets * view.mtu_bytes.max(1200)
     }
@@ -424,7 +437,6 @@ impl Scheduler for Balancer {
         if let Some(sample) = view.rtt_sample_min {
             self.round_min_sample = Some(self.round_min_sample.map_or(sample, |m| m.min(sample)));
         }
-        let floor = self.floor_bytes(view);
         let standing = self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS);
         if let Mode::Draining {
             give_up_at,
@@ -440,7 +452,7 @@ impl Scheduler for Balancer {
                     .filter(|&sample| sample <= since)
                     .map(|sample| sample.saturating_sub(view.min_rtt) > standing)
             });
-            if settled_at.is_none() && view.in_flight_bytes <= floor {
+            if settled_at.is_none() && view.in_flight_bytes <= self.drain_window_bytes(view) {
                 self.mode = Mode::Draining {
                     give_up_at,
                     settled_at: Some(view.now),
@@ -492,14 +504,13 @@ impl Scheduler for Balancer {
 
     fn send_window(&self) -> Option<SendWindows> {
         let view = self.view?;
-        let floor = self.floor_bytes(&view);
         let bulk_bytes = match self.mode {
             Mode::Delay => self.window_bytes,
-            // Next to nothing out, so that a queue of our own empties.
             Mode::Draining { .. } => {
+                let drain = self.drain_window_bytes(&view);
                 return Some(SendWindows {
-                    media_bytes: floor,
-                    bulk_bytes: floor,
+                    media_bytes: drain,
+                    bulk_bytes: drain,
                 });
             }
             // Against a loss-based flow the controller competes for our share; media still
@@ -726,9 +737,11 @@ mod tests {
     }
 
     #[test]
-    fn a_standing_queue_starts_a_drain_that_holds_both_classes_to_the_floor() {
+    fn a_standing_queue_starts_a_drain_that_holds_both_classes_below_the_pipe() {
         let (mut b, now) = draining();
         let floor = config().min_window_packets * MTU;
+        // 30 kB over 350 ms delivered, × 50 ms / 2 = 2 143 B: less than the floor.
+        assert_eq!(b.drain_window_bytes(&b.view.unwrap()), floor);
         assert!(matches!(
             b.mode,
             Mode::Draining {
@@ -743,6 +756,10 @@ mod tests {
         // Once it is, the next frame is the drain's probe.
         b.observe(&view(now + 300, 100_000, floor, 350, 50));
         assert!(b.admit_frame(Duration::ZERO, 5_000, Duration::from_millis(175)));
+        // On a GEO path at 1 Mbit/s, half the pipe: 125 kB/s × 600 ms / 2.
+        b.last_rate_bps = Some(1e6);
+        let geo = view(now + 300, 1_000_000, 0, 700, 600);
+        assert_eq!(b.drain_window_bytes(&geo), 37_500);
         // A queue that shows in one round only is a capacity drop's backlog, not a drain.
         let mut b = Balancer::new(config());
         b.observe(&sampled(view(0, 100_000, 30_000, 350, 50), 350));
