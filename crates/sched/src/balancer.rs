@@ -281,6 +281,12 @@ impl Balancer {
         (half_pipe as u64).max(self.floor_bytes(view))
     }
 
+    /// Whether an RTT shows a standing queue: more than [`COMPETITION_QUEUE_TARGETS`] targets
+    /// above the minimum RTT.
+    fn shows_standing_queue(&self, rtt: Duration, view: &TransportView) -> bool {
+        rtt.saturating_sub(view.min_rtt) > self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS)
+    }
+
     fn floor_bytes(&self, view: &TransportView) -> u64 {
         self.config.min_window_packets * view.mtu_bytes.max(1200)
     }
@@ -296,11 +302,10 @@ impl Balancer {
             return;
         }
         let queue_delay = view.srtt.saturating_sub(view.min_rtt);
-        let standing = self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS);
-        let round_min_queue = self
+        if self
             .round_min_sample
-            .map_or(Duration::ZERO, |s| s.saturating_sub(view.min_rtt));
-        if round_min_queue > standing {
+            .is_some_and(|sample| self.shows_standing_queue(sample, view))
+        {
             self.rounds_with_standing_queue += 1;
         } else {
             self.rounds_with_standing_queue = 0;
@@ -437,7 +442,6 @@ impl Scheduler for Balancer {
         if let Some(sample) = view.rtt_sample_min {
             self.round_min_sample = Some(self.round_min_sample.map_or(sample, |m| m.min(sample)));
         }
-        let standing = self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS);
         if let Mode::Draining {
             give_up_at,
             settled_at,
@@ -450,7 +454,7 @@ impl Scheduler for Balancer {
             let verdict = since_settled.and_then(|since| {
                 view.rtt_sample_min
                     .filter(|&sample| sample <= since)
-                    .map(|sample| sample.saturating_sub(view.min_rtt) > standing)
+                    .map(|sample| self.shows_standing_queue(sample, view))
             });
             if settled_at.is_none() && view.in_flight_bytes <= self.drain_window_bytes(view) {
                 self.mode = Mode::Draining {
