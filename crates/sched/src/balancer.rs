@@ -108,8 +108,11 @@ impl Default for BalancerConfig {
 const FRAME_WINDOW: Duration = Duration::from_secs(1);
 
 /// Share of its offered bytes the media must get acknowledged for the path to count as
-/// serving it (acknowledgements lag captures by a round trip; frames vary in size).
-const MEDIA_SATISFIED_SHARE: f64 = 0.8;
+/// serving it (acknowledgements lag captures by a round trip; frames vary in size). On a GEO
+/// path a keyframe written at the edge of the second, acknowledged just after it, plus a
+/// queue rising by a target, is 20 % of a second's media: at 0.8 that halved the bulk every
+/// few seconds on a path that served the media in full.
+const MEDIA_SATISFIED_SHARE: f64 = 0.7;
 
 /// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
 /// a share of itself per second.
@@ -342,6 +345,9 @@ impl Balancer {
             Mode::Delay => {
                 self.rounds_with_standing_queue >= self.config.competition_rounds
                     && view.now >= self.next_drain_at
+                    // Not a queue the smoothed RTT already sees emptying (capacity rose):
+                    // nothing to ask.
+                    && self.shows_standing_queue(view.srtt, view)
             }
             Mode::Competing { until } => view.now >= until,
             Mode::Draining { .. } => false,
@@ -383,9 +389,17 @@ impl Balancer {
             // And at most one target's worth of the delivery rate per round: one round's
             // growth is queue for the next (the smoothed RTT shows it a round later), and on a
             // GEO path ×1.25 of a 600 ms pipe is 150 ms of queue, the media's whole slack.
+            //
+            // Grown from what the media has out on average (its rate × the RTT, Little's
+            // law), if the cap is below that: the cap counts both classes, so below the
+            // media's own occupancy the bulk sends nothing, and climbing there from the floor
+            // by one target per round took ten seconds of rounds on a GEO path after every
+            // overload. The average, not the peak: a keyframe in flight is no room for bulk.
             let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
-            let grown = (self.window_bytes as f64 * growth)
-                .min(self.window_bytes as f64 + rate_bytes_per_s * target);
+            let media_average_in_flight =
+                (self.media_demand_bytes_per_s(view.now) * view.srtt.as_secs_f64()) as u64;
+            let from = self.window_bytes.max(media_average_in_flight) as f64;
+            let grown = (from * growth).min(from + rate_bytes_per_s * target);
             self.window_bytes = (grown as u64).max(floor);
         }
     }
@@ -702,6 +716,40 @@ mod tests {
         b.window_bytes = 300_000;
         b.observe(&view(600, 1_000_000, 300_000, 600, 600));
         assert_eq!(b.window_bytes(), 312_500);
+    }
+
+    #[test]
+    fn a_cap_below_the_media_average_in_flight_grows_from_that_average() {
+        let mut b = Balancer::new(config());
+        // A GEO path after an overload: about 2 Mbit/s of media at srtt 600 ms has about
+        // 150 kB out on average; the bulk's cap is at the floor.
+        for i in 0..=48u64 {
+            b.on_frame(Duration::from_millis(i * 33), 8_333);
+        }
+        b.observe(&view(990, 1_000_000, 150_000, 600, 600));
+        b.window_bytes = 4 * MTU;
+        b.observe(&view(1_590, 1_000_000, 150_000, 600, 600));
+        // Media demand at 1 590 ms: the 31 frames captured after 590 ms, 258 323 B/s,
+        // × 0.6 s = 154 993 B; + one target of the delivery rate: 150 kB / 0.6 s × 25 ms.
+        assert_eq!(b.window_bytes(), 154_993 + 6_250);
+    }
+
+    #[test]
+    fn a_standing_queue_the_smoothed_rtt_no_longer_shows_starts_no_drain() {
+        let config = config();
+        let mut b = Balancer::new(config.clone());
+        let mut now = 0;
+        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+        b.window_bytes = 20_000;
+        // Every round's smallest sample showed the queue, but by the last round's end the
+        // smoothed RTT is back near the minimum: the queue is emptying by itself.
+        for _ in 1..config.competition_rounds {
+            now += 350;
+            b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+        }
+        now += 350;
+        b.observe(&sampled(view(now, 100_000, 30_000, 60, 50), 350));
+        assert!(matches!(b.mode, Mode::Delay));
     }
 
     #[test]
