@@ -18,19 +18,24 @@
 //!   target the cap grows by the same law, at most ×1.25 and at most one target's worth of
 //!   the delivery rate per round (the bulk regains capacity in a few rounds, not seconds of
 //!   fixed steps, and one round's growth never becomes more queue than the target: on a GEO
-//!   path ×1.25 alone would add 150 ms).
+//!   path ×1.25 alone would add 150 ms). A cap below the media's own pipe grows from that
+//!   pipe, not from the floor: the cap counts both classes, and below the media's occupancy
+//!   the bulk would send nothing for ten seconds of GEO rounds after each overload.
 //! - **Room for media, just in time for both**: media may always have its own pipe (its rate
 //!   × the minimum RTT, plus a quarter) and its largest recent frame in flight, whatever the
 //!   bulk's cap; bulk is written just in time (the transport never holds more than the cap),
 //!   so a media frame never queues behind bulk inside the sender, and frames that do not fit
 //!   wait in the application, where one past its deadline can still be cancelled.
 //! - **Media first**: while the media does not get what it offers (acknowledged bytes over a
-//!   second below 80 % of those written a round trip earlier), the bulk's cap halves every
+//!   second below 70 % of those written a round trip earlier), the bulk's cap halves every
 //!   round and does not grow. Frames refused at the source are no demand: counting them
 //!   would hold the bulk back while the link idles.
 //! - **Media is held to what the path delivers**: while there is a queue, media may have only
 //!   the delivery rate × (minimum RTT + target) out (plus its largest frame while it gets
-//!   what it offers), so what it writes arrives instead of queueing at the bottleneck.
+//!   what it offers; never less than the bulk's cap), so what it writes arrives instead of
+//!   queueing at the bottleneck. "A queue" is the last round's and the latest RTT sample's:
+//!   when capacity rises the queue empties mid-round, and the round's rate would hold the
+//!   media back until the round ends.
 //! - **Frames that cannot arrive are not started**: each frame is admitted just in time, when
 //!   the one before it is written; on a saturated path a frame whose age + the queue ahead +
 //!   its serialization at the delivery rate + half the minimum RTT exceeds its deadline is
@@ -48,9 +53,9 @@
 //!   competitor's look alike, so the balancer asks the path: when even the shortest RTT
 //!   sample of [`BalancerConfig::competition_rounds`] rounds in a row shows more than
 //!   [`COMPETITION_QUEUE_TARGETS`] targets of queue, it drains (both classes together below
-//!   half a pipe until what is out is under it) and times a packet sent after that. Back
-//!   without a
-//!   standing queue, the queue was ours (our own overloaded media, a capacity drop's
+//!   half a pipe until what is out is under it) and times a packet sent after that (no drain
+//!   for a queue the smoothed RTT already sees emptying). Back without a standing queue, the
+//!   queue was ours (our own overloaded media, a capacity drop's
 //!   backlog); still behind one, it is a competitor's, and the congestion controller's window
 //!   governs (media first by priority, late frames still refused) until a drain
 //!   [`BalancerConfig::drain_interval`] later checks again. Like BBR's ProbeRTT, which
@@ -187,6 +192,8 @@ pub struct Balancer {
     /// Consecutive rounds whose smallest RTT sample showed more than
     /// [`COMPETITION_QUEUE_TARGETS`] targets of queue.
     rounds_with_standing_queue: u32,
+    /// The smallest RTT sample of the latest observation that had one.
+    latest_rtt_sample: Option<Duration>,
 }
 
 impl Balancer {
@@ -210,6 +217,7 @@ impl Balancer {
             last_admitted: None,
             round_min_sample: None,
             rounds_with_standing_queue: 0,
+            latest_rtt_sample: None,
         }
     }
 
@@ -288,6 +296,19 @@ impl Balancer {
     /// above the minimum RTT.
     fn shows_standing_queue(&self, rtt: Duration, view: &TransportView) -> bool {
         rtt.saturating_sub(view.min_rtt) > self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS)
+    }
+
+    /// Whether the path is saturated: a queue of more than half the target at the end of the
+    /// last round, and still in the latest RTT sample. The round's rate and queue are a
+    /// round old; when capacity rises the queue empties mid-round, and frames refused or held
+    /// on the old rate until the round ends are late for nothing (on a GEO path, twenty
+    /// frames after each rise).
+    fn saturated(&self, view: &TransportView) -> bool {
+        let half_target = self.config.target / 2;
+        self.last_queue_delay > half_target
+            && self
+                .latest_rtt_sample
+                .is_none_or(|rtt| rtt.saturating_sub(view.min_rtt) > half_target)
     }
 
     fn floor_bytes(&self, view: &TransportView) -> u64 {
@@ -390,15 +411,16 @@ impl Balancer {
             // growth is queue for the next (the smoothed RTT shows it a round later), and on a
             // GEO path ×1.25 of a 600 ms pipe is 150 ms of queue, the media's whole slack.
             //
-            // Grown from what the media has out on average (its rate × the RTT, Little's
-            // law), if the cap is below that: the cap counts both classes, so below the
-            // media's own occupancy the bulk sends nothing, and climbing there from the floor
-            // by one target per round took ten seconds of rounds on a GEO path after every
-            // overload. The average, not the peak: a keyframe in flight is no room for bulk.
+            // Grown from the media's own pipe (its rate × the minimum RTT) if the cap is
+            // below it: the cap counts both classes, so below the media's occupancy the bulk
+            // sends nothing, and climbing there from the floor by one target per round took
+            // ten seconds of rounds on a GEO path after every overload. Its rate, not what it
+            // has out at the moment: a keyframe in flight is no room for bulk, and the
+            // smoothed RTT after an overload still holds the old queue.
             let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
-            let media_average_in_flight =
-                (self.media_demand_bytes_per_s(view.now) * view.srtt.as_secs_f64()) as u64;
-            let from = self.window_bytes.max(media_average_in_flight) as f64;
+            let media_pipe =
+                (self.media_demand_bytes_per_s(view.now) * view.min_rtt.as_secs_f64()) as u64;
+            let from = self.window_bytes.max(media_pipe) as f64;
             let grown = (from * growth).min(from + rate_bytes_per_s * target);
             self.window_bytes = (grown as u64).max(floor);
         }
@@ -454,6 +476,7 @@ impl Scheduler for Balancer {
         }
         self.round_max_in_flight = self.round_max_in_flight.max(view.in_flight_bytes);
         if let Some(sample) = view.rtt_sample_min {
+            self.latest_rtt_sample = Some(sample);
             self.round_min_sample = Some(self.round_min_sample.map_or(sample, |m| m.min(sample)));
         }
         if let Mode::Draining {
@@ -548,7 +571,7 @@ impl Scheduler for Balancer {
         // more (its largest), so a keyframe goes whole.
         if let Some(rate_bps) = self.last_rate_bps
             && self.mode == Mode::Delay
-            && self.last_queue_delay > self.config.target / 2
+            && self.saturated(&view)
         {
             let deliverable =
                 (rate_bps / 8.0 * (view.min_rtt + self.config.target).as_secs_f64()) as u64;
@@ -557,7 +580,8 @@ impl Scheduler for Balancer {
             } else {
                 deliverable
             };
-            media_bytes = media_bytes.min(cap.max(2 * view.mtu_bytes));
+            // Never below the bulk's cap: the media goes first.
+            media_bytes = media_bytes.min(cap.max(bulk_bytes).max(2 * view.mtu_bytes));
         }
         Some(SendWindows {
             media_bytes,
@@ -580,7 +604,7 @@ impl Scheduler for Balancer {
         // The delivery rate says what a frame can get only while the path is saturated (a
         // queue of at least half the target); otherwise the rate is our own demand, and
         // refusing frames because of it would starve the media for good.
-        let saturated = self.last_queue_delay > self.config.target / 2;
+        let saturated = self.saturated(&view);
         let admit = match (self.last_rate_bps, saturated) {
             (Some(rate_bps), true) => {
                 // Arrival ≈ now + the queue ahead of it + its own serialization at the
@@ -719,10 +743,10 @@ mod tests {
     }
 
     #[test]
-    fn a_cap_below_the_media_average_in_flight_grows_from_that_average() {
+    fn a_cap_below_the_media_pipe_grows_from_that_pipe() {
         let mut b = Balancer::new(config());
-        // A GEO path after an overload: about 2 Mbit/s of media at srtt 600 ms has about
-        // 150 kB out on average; the bulk's cap is at the floor.
+        // A GEO path after an overload: about 2 Mbit/s of media over a 600 ms minimum RTT
+        // is a pipe of about 150 kB; the bulk's cap is at the floor.
         for i in 0..=48u64 {
             b.on_frame(Duration::from_millis(i * 33), 8_333);
         }
@@ -986,6 +1010,45 @@ mod tests {
         // a frame: 650 ms of queue at this rate).
         b.on_acked(Duration::from_millis(1_150), Class::Media, 250_000);
         assert_eq!(b.send_window().unwrap().media_bytes, 5_625 + 8_333);
+    }
+
+    #[test]
+    fn a_queue_the_latest_sample_shows_empty_no_longer_refuses_or_holds_media() {
+        let mut b = Balancer::new(config());
+        let deadline = Duration::from_millis(175);
+        // Saturated at the last round's end: 50 ms of queue at 600 kbit/s.
+        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        for i in 0..30u64 {
+            b.on_frame(Duration::from_millis(100 + i * 33), 8_333);
+        }
+        b.observe(&sampled(view(1_100, 1_000_000, 7_500, 100, 50), 100));
+        b.last_admitted = Some(Duration::from_millis(1_100));
+        assert!(!b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+        assert_eq!(b.send_window().unwrap().media_bytes, 5_625 + 8_333);
+        // Capacity rose mid-round: the latest packet came back without a queue. The round's
+        // rate no longer says what a frame gets, and the media has its own pipe again.
+        b.observe(&sampled(view(1_120, 1_000_000, 7_500, 100, 50), 55));
+        assert!(b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+        // Its pipe: the 29 frames captured in the last second × 50 ms × 1.25.
+        let pipe = (29.0 * 8_333.0 * 0.05 * MEDIA_PIPE_HEADROOM) as u64;
+        assert_eq!(
+            b.send_window().unwrap().media_bytes,
+            b.window_bytes().max(pipe) + 8_333 + 2 * MTU
+        );
+    }
+
+    #[test]
+    fn on_a_saturated_path_media_may_still_have_what_the_bulk_may() {
+        let mut b = Balancer::new(config());
+        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        b.window_bytes = 20_000;
+        // The delivery cap (75 000 B/s × 75 ms = 5 625 B) is below the bulk's cap: the
+        // media, which goes first, gets the bulk's.
+        let w = b.send_window().unwrap();
+        assert_eq!(w.bulk_bytes, 20_000);
+        assert_eq!(w.media_bytes, 20_000);
     }
 
     #[test]
