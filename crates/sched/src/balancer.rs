@@ -40,7 +40,9 @@
 //!   the one before it is written; on a saturated path a frame whose age + the queue ahead +
 //!   its serialization at the delivery rate + half the minimum RTT exceeds its deadline is
 //!   dropped at the source (one frame per round still goes, to keep measuring). The queue
-//!   ahead is what is in flight beyond a minimum RTT's worth, measured when the frame starts.
+//!   ahead is what is in flight beyond a minimum RTT's worth, measured when the frame starts;
+//!   the rate is the round's, or, while the latest RTT sample shows no more than the target
+//!   of queue, what is in flight over that sample if more (capacity that rose mid-round).
 //! - **Coupled to the congestion controller**: the cap never exceeds the controller's window
 //!   (plus two packets), and a loss that shrinks the window shrinks what bulk may write at
 //!   once.
@@ -54,10 +56,10 @@
 //!   sample of [`BalancerConfig::competition_rounds`] rounds in a row shows more than
 //!   [`COMPETITION_QUEUE_TARGETS`] targets of queue, it drains (both classes together below
 //!   half a pipe until what is out is under it) and times a packet sent after that (no drain
-//!   for a queue the smoothed RTT already sees emptying). Back without a standing queue, the
-//!   queue was ours (our own overloaded media, a capacity drop's
-//!   backlog); still behind one, it is a competitor's, and the congestion controller's window
-//!   governs (media first by priority, late frames still refused) until a drain
+//!   for a queue the smoothed RTT already sees emptying, or one shrinking round by round).
+//!   Back without a standing queue, the queue was ours (our own overloaded media, a capacity
+//!   drop's backlog); still behind one, it is a competitor's, and the congestion controller's
+//!   window governs (media first by priority, late frames still refused) until a drain
 //!   [`BalancerConfig::drain_interval`] later checks again. Like BBR's ProbeRTT, which
 //!   empties its own queue to see the path's, and Copa's competitive mode, which watches
 //!   whether the queue ever empties.
@@ -189,6 +191,8 @@ pub struct Balancer {
     last_admitted: Option<Duration>,
     /// Smallest RTT sample this round.
     round_min_sample: Option<Duration>,
+    /// The last round's smallest RTT sample.
+    last_round_min_sample: Option<Duration>,
     /// Consecutive rounds whose smallest RTT sample showed more than
     /// [`COMPETITION_QUEUE_TARGETS`] targets of queue.
     rounds_with_standing_queue: u32,
@@ -216,6 +220,7 @@ impl Balancer {
             last_rate_bps: None,
             last_admitted: None,
             round_min_sample: None,
+            last_round_min_sample: None,
             rounds_with_standing_queue: 0,
             latest_rtt_sample: None,
         }
@@ -334,6 +339,13 @@ impl Balancer {
         } else {
             self.rounds_with_standing_queue = 0;
         }
+        // A standing queue that shrank by more than a quarter target since the last round is
+        // draining (a capacity drop's backlog): a competitor's would not.
+        let queue_shrinking = matches!(
+            (self.round_min_sample, self.last_round_min_sample),
+            (Some(now), Some(before)) if now + self.config.target / 4 < before
+        );
+        self.last_round_min_sample = self.round_min_sample;
         let used = self.round_max_in_flight.max(self.floor_bytes(view));
         match self.mode {
             Mode::Delay => self.hold_queue_to_target(view, queue_delay, used),
@@ -366,9 +378,10 @@ impl Balancer {
             Mode::Delay => {
                 self.rounds_with_standing_queue >= self.config.competition_rounds
                     && view.now >= self.next_drain_at
-                    // Not a queue the smoothed RTT already sees emptying (capacity rose):
-                    // nothing to ask.
+                    // Not a queue the smoothed RTT already sees emptying (capacity rose), nor
+                    // one shrinking round by round: nothing to ask.
                     && self.shows_standing_queue(view.srtt, view)
+                    && !queue_shrinking
             }
             Mode::Competing { until } => view.now >= until,
             Mode::Draining { .. } => false,
@@ -606,7 +619,17 @@ impl Scheduler for Balancer {
         // refusing frames because of it would starve the media for good.
         let saturated = self.saturated(&view);
         let admit = match (self.last_rate_bps, saturated) {
-            (Some(rate_bps), true) => {
+            (Some(round_rate_bps), true) => {
+                // The round's rate is what we sent. If the latest RTT sample shows no more than
+                // the target of queue, what is in flight now over that RTT is what the path
+                // carries: capacity that rose mid-round shows there a round early. (Above the
+                // target the path is overloaded and the round's rate is its rate.)
+                let rate_bps = match self.latest_rtt_sample {
+                    Some(rtt) if rtt.saturating_sub(view.min_rtt) <= self.config.target => {
+                        round_rate_bps.max(view.in_flight_bytes as f64 * 8.0 / rtt.as_secs_f64())
+                    }
+                    _ => round_rate_bps,
+                };
                 // Arrival ≈ now + the queue ahead of it + its own serialization at the
                 // delivery rate + half the minimum RTT. The queue ahead is what is in flight
                 // beyond one minimum RTT's worth at the delivery rate, measured now (the
@@ -774,6 +797,23 @@ mod tests {
         now += 350;
         b.observe(&sampled(view(now, 100_000, 30_000, 60, 50), 350));
         assert!(matches!(b.mode, Mode::Delay));
+    }
+
+    #[test]
+    fn a_standing_queue_shrinking_round_by_round_starts_no_drain() {
+        let config = config();
+        let mut b = Balancer::new(config.clone());
+        let mut now = 0;
+        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+        b.window_bytes = 20_000;
+        // A capacity drop's backlog: every round's smallest sample shows more than two
+        // targets of queue, 20 ms less each round (more than a quarter target).
+        for round in 1..=config.competition_rounds + 2 {
+            now += 350;
+            let sample = 350 - 20 * u64::from(round);
+            b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), sample));
+            assert!(matches!(b.mode, Mode::Delay), "round {round}");
+        }
     }
 
     #[test]
@@ -1036,6 +1076,30 @@ mod tests {
             b.send_window().unwrap().media_bytes,
             b.window_bytes().max(pipe) + 8_333 + 2 * MTU
         );
+    }
+
+    #[test]
+    fn a_small_queue_in_the_latest_sample_takes_the_rate_from_what_is_in_flight_now() {
+        let deadline = Duration::from_millis(175);
+        let saturated_by_the_last_round = |sample_ms| {
+            let mut b = Balancer::new(config());
+            // The round ended with 50 ms of queue at 600 kbit/s (7 500 B over 100 ms).
+            b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+            b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+            // Now twice as much is out.
+            b.observe(&sampled(view(120, 1_000_000, 15_000, 100, 50), sample_ms));
+            b.last_admitted = Some(Duration::from_millis(120));
+            b
+        };
+        // The latest sample shows 20 ms of queue: still saturated (more than half the 25 ms
+        // target), but no more than the target, so the rate is 15 000 B / 70 ms =
+        // 1.71 Mbit/s: 20 ms of queue + 14 ms + 25 ms + 61 ms of age = 120 ms.
+        let mut b = saturated_by_the_last_round(70);
+        assert!(b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+        // 50 ms of queue in the latest sample: the round's 600 kbit/s stands, and 15 000 B
+        // in flight is 150 ms of queue.
+        let mut b = saturated_by_the_last_round(100);
+        assert!(!b.admit_frame(Duration::from_millis(61), 3_000, deadline));
     }
 
     #[test]
