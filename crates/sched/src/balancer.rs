@@ -784,10 +784,7 @@ mod tests {
     #[test]
     fn a_standing_queue_the_smoothed_rtt_no_longer_shows_starts_no_drain() {
         let config = config();
-        let mut b = Balancer::new(config.clone());
-        let mut now = 0;
-        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
-        b.window_bytes = 20_000;
+        let (mut b, mut now) = behind_a_standing_queue();
         // Every round's smallest sample showed the queue, but by the last round's end the
         // smoothed RTT is back near the minimum: the queue is emptying by itself.
         for _ in 1..config.competition_rounds {
@@ -802,10 +799,7 @@ mod tests {
     #[test]
     fn a_standing_queue_shrinking_round_by_round_starts_no_drain() {
         let config = config();
-        let mut b = Balancer::new(config.clone());
-        let mut now = 0;
-        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
-        b.window_bytes = 20_000;
+        let (mut b, mut now) = behind_a_standing_queue();
         // A capacity drop's backlog: every round's smallest sample shows more than two
         // targets of queue, 20 ms less each round (more than a quarter target).
         for round in 1..=config.competition_rounds + 2 {
@@ -838,12 +832,19 @@ mod tests {
     /// A balancer that has just started a drain: `competition_rounds` rounds of 350 ms whose
     /// every RTT sample showed 300 ms of queue over a 50 ms minimum, 30 kB in flight. Returns
     /// it and the time now, ms.
-    fn draining() -> (Balancer, u64) {
-        let config = config();
-        let mut b = Balancer::new(config.clone());
-        let mut now = 0;
+    /// A balancer whose first round starts with 300 ms of queue over a 50 ms minimum RTT,
+    /// and the time of that observation.
+    fn behind_a_standing_queue() -> (Balancer, u64) {
+        let mut b = Balancer::new(config());
+        let now = 0;
         b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
         b.window_bytes = 20_000;
+        (b, now)
+    }
+
+    fn draining() -> (Balancer, u64) {
+        let config = config();
+        let (mut b, mut now) = behind_a_standing_queue();
         for round in 1..=config.competition_rounds {
             assert!(matches!(b.mode, Mode::Delay), "round {round}");
             now += 350;
