@@ -717,6 +717,15 @@ mod tests {
         }
     }
 
+    /// A balancer whose last round ended saturated: 7 500 B in flight over 100 ms (600 kbit/s
+    /// delivered) with a 50 ms minimum RTT, so 50 ms of queue, more than half the target.
+    fn saturated_at_600_kbit() -> Balancer {
+        let mut b = Balancer::new(config());
+        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        b
+    }
+
     /// `view` with the smallest RTT sample acknowledged since the last one.
     fn sampled(view: TransportView, sample_ms: u64) -> TransportView {
         TransportView {
@@ -1034,10 +1043,7 @@ mod tests {
 
     #[test]
     fn on_a_saturated_path_media_may_have_only_what_it_delivers_in_flight() {
-        let mut b = Balancer::new(config());
-        // 7 500 B in flight over 100 ms: 600 kbit/s delivered, 50 ms of queue (> target / 2).
-        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
-        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        let mut b = saturated_at_600_kbit();
         for i in 0..30u64 {
             b.on_frame(Duration::from_millis(100 + i * 33), 8_333);
             b.on_written(Duration::from_millis(100 + i * 33), Class::Media, 8_333);
@@ -1055,11 +1061,8 @@ mod tests {
 
     #[test]
     fn a_queue_the_latest_sample_shows_empty_no_longer_refuses_or_holds_media() {
-        let mut b = Balancer::new(config());
+        let mut b = saturated_at_600_kbit();
         let deadline = Duration::from_millis(175);
-        // Saturated at the last round's end: 50 ms of queue at 600 kbit/s.
-        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
-        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
         for i in 0..30u64 {
             b.on_frame(Duration::from_millis(100 + i * 33), 8_333);
         }
@@ -1083,10 +1086,7 @@ mod tests {
     fn a_small_queue_in_the_latest_sample_takes_the_rate_from_what_is_in_flight_now() {
         let deadline = Duration::from_millis(175);
         let saturated_by_the_last_round = |sample_ms| {
-            let mut b = Balancer::new(config());
-            // The round ended with 50 ms of queue at 600 kbit/s (7 500 B over 100 ms).
-            b.observe(&view(0, 1_000_000, 7_500, 100, 50));
-            b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+            let mut b = saturated_at_600_kbit();
             // Now twice as much is out.
             b.observe(&sampled(view(120, 1_000_000, 15_000, 100, 50), sample_ms));
             b.last_admitted = Some(Duration::from_millis(120));
@@ -1105,9 +1105,7 @@ mod tests {
 
     #[test]
     fn on_a_saturated_path_media_may_still_have_what_the_bulk_may() {
-        let mut b = Balancer::new(config());
-        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
-        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+        let mut b = saturated_at_600_kbit();
         b.window_bytes = 20_000;
         // The delivery cap (75 000 B/s × 75 ms = 5 625 B) is below the bulk's cap: the
         // media, which goes first, gets the bulk's.
@@ -1118,10 +1116,8 @@ mod tests {
 
     #[test]
     fn frames_see_the_whole_queue_ahead_of_them_measured_now() {
-        let mut b = Balancer::new(config());
+        let mut b = saturated_at_600_kbit();
         let deadline = Duration::from_millis(175);
-        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
-        b.observe(&view(100, 1_000_000, 7_500, 100, 50));
         b.observe(&view(1_100, 1_000_000, 7_500, 100, 50));
         // 7 500 B in flight at 600 kbit/s is 100 ms, 50 ms of it queue (whether bulk or
         // media: bytes already sent are ahead at the bottleneck): 3 000 B (40 ms) + 50 + 25 =
