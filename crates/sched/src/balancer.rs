@@ -261,6 +261,12 @@ impl Balancer {
         bytes as f64 / FRAME_WINDOW.as_secs_f64()
     }
 
+    /// The media's pipe: its rate over the last second × the minimum RTT, what it has out
+    /// on a path without a queue.
+    fn media_pipe_bytes(&self, view: &TransportView) -> f64 {
+        self.media_demand_bytes_per_s(view.now) * view.min_rtt.as_secs_f64()
+    }
+
     /// Whether the media gets what it offers: media bytes acknowledged over the last second
     /// at least [`MEDIA_SATISFIED_SHARE`] of the bytes it wrote in the second one smoothed
     /// RTT earlier (an acknowledgement comes a round trip after its frame). Written, not
@@ -431,9 +437,7 @@ impl Balancer {
             // has out at the moment: a keyframe in flight is no room for bulk, and the
             // smoothed RTT after an overload still holds the old queue.
             let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
-            let media_pipe =
-                (self.media_demand_bytes_per_s(view.now) * view.min_rtt.as_secs_f64()) as u64;
-            let from = self.window_bytes.max(media_pipe) as f64;
+            let from = self.window_bytes.max(self.media_pipe_bytes(view) as u64) as f64;
             let grown = (from * growth).min(from + rate_bytes_per_s * target);
             self.window_bytes = (grown as u64).max(floor);
         }
@@ -573,9 +577,7 @@ impl Scheduler for Balancer {
         };
         // Media is never held to the bulk's cap: it may always have its own pipe (its rate
         // × the minimum RTT, with a quarter of headroom) in flight, whatever the bulk got.
-        let media_pipe = (self.media_demand_bytes_per_s(view.now)
-            * view.min_rtt.as_secs_f64()
-            * MEDIA_PIPE_HEADROOM) as u64;
+        let media_pipe = (self.media_pipe_bytes(&view) * MEDIA_PIPE_HEADROOM) as u64;
         let mut media_bytes =
             bulk_bytes.max(media_pipe) + self.media_reserve_bytes() + 2 * view.mtu_bytes;
         // Saturated (a queue of half the target or more): the media may have no more out
