@@ -578,8 +578,8 @@ impl Scheduler for Balancer {
         // Media is never held to the bulk's cap: it may always have its own pipe (its rate
         // × the minimum RTT, with a quarter of headroom) in flight, whatever the bulk got.
         let media_pipe = (self.media_pipe_bytes(&view) * MEDIA_PIPE_HEADROOM) as u64;
-        let mut media_bytes =
-            bulk_bytes.max(media_pipe) + self.media_reserve_bytes() + 2 * view.mtu_bytes;
+        let largest_frame = self.media_reserve_bytes();
+        let mut media_bytes = bulk_bytes.max(media_pipe) + largest_frame + 2 * view.mtu_bytes;
         // Saturated (a queue of half the target or more): the media may have no more out
         // than the path delivers in a minimum RTT plus the target, or what it writes only
         // queues at the bottleneck and arrives late. While it gets what it offers, one frame
@@ -591,7 +591,7 @@ impl Scheduler for Balancer {
             let deliverable =
                 (rate_bps / 8.0 * (view.min_rtt + self.config.target).as_secs_f64()) as u64;
             let cap = if self.media_satisfied() {
-                deliverable + self.media_reserve_bytes()
+                deliverable + largest_frame
             } else {
                 deliverable
             };
