@@ -106,6 +106,7 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
     let relay = Relay::start(RelayConfig {
         access_delays: Vec::new(),
         flow_upstreams: Vec::new(),
+        flow_clients: Vec::new(),
         listen: args.listen,
         upstream: args.to,
         forward,

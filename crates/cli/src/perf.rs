@@ -354,6 +354,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         duration,
         transport: endpoint_recipe(false, args.path.as_deref(), &args.cc, &[], &args.window)?,
         qlog: qlog_dir(args.qlog.as_deref())?,
+        socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         thresholds: vec![2_000_000, 10_000_000, 100_000_000],
         verify: !args.no_verify,
@@ -544,6 +545,7 @@ fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> anyhow::Resu
         request: request.clone(),
         transport: endpoint_recipe(false, args.path.as_deref(), &args.cc, &[], &args.window)?,
         qlog: qlog_dir(args.qlog.as_deref())?,
+        socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         shared_epoch: None,
     };

@@ -69,6 +69,7 @@ pub fn measure(
     let relay = Relay::start(RelayConfig {
         access_delays: Vec::new(),
         flow_upstreams: Vec::new(),
+        flow_clients: Vec::new(),
         listen: "127.0.0.1:0".parse().expect("valid address"),
         upstream: sink.local_addr()?,
         forward: link.clone(),

@@ -713,6 +713,9 @@ pub struct ClientOptions {
     pub transport: TransportRecipe,
     /// Where the connection's qlog file goes, if anywhere ([`crate::qlog`]).
     pub qlog: Option<QlogDir>,
+    /// The UDP socket to send from, bound in advance (e.g. so that a relay knows the flow
+    /// by its address); None binds a fresh one.
+    pub socket: Option<std::net::UdpSocket>,
     /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]).
     pub socket_buffer_bytes: usize,
     /// Sizes whose arrival times are reported.
@@ -865,20 +868,26 @@ pub(crate) fn client_transport(
     Ok((Arc::new(transport), qlog))
 }
 
-/// A client endpoint on a fresh UDP socket of `server`'s address family.
+/// A client endpoint on `socket`, or on a fresh UDP socket of `server`'s address family.
 pub fn client_endpoint(
     server: SocketAddr,
+    socket: Option<std::net::UdpSocket>,
     socket_buffer_bytes: usize,
     config: quinn::ClientConfig,
 ) -> Result<Endpoint, PerfError> {
-    let bind: SocketAddr = if server.is_ipv4() {
-        "0.0.0.0:0"
-    } else {
-        "[::]:0"
-    }
-    .parse()
-    .expect("valid");
-    let socket = std::net::UdpSocket::bind(bind).map_err(io("binding the client socket"))?;
+    let socket = match socket {
+        Some(socket) => socket,
+        None => {
+            let bind: SocketAddr = if server.is_ipv4() {
+                "0.0.0.0:0"
+            } else {
+                "[::]:0"
+            }
+            .parse()
+            .expect("valid");
+            std::net::UdpSocket::bind(bind).map_err(io("binding the client socket"))?
+        }
+    };
     crate::sockbuf::size_or_warn(&socket, socket_buffer_bytes, "perf client socket");
     let mut endpoint = Endpoint::new(
         quinn::EndpointConfig::default(),
@@ -1003,13 +1012,14 @@ async fn exchange(
 /// Connects, requests (twice with `repeat_after`), verifies; `progress` sees the in-order byte
 /// count of the current request as it grows.
 pub async fn get(
-    options: ClientOptions,
+    mut options: ClientOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<ClientReport, PerfError> {
     let (transport, qlog) =
         client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
     let endpoint = client_endpoint(
         options.server,
+        options.socket.take(),
         options.socket_buffer_bytes,
         client_config(&options.trust, transport, perfwire::ALPN)?,
     )?;

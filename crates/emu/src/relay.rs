@@ -5,9 +5,10 @@
 //! Clients send to the relay's listen address; each client gets its own upstream socket
 //! towards the server, so replies find their way back. Client → server packets cross the
 //! return link, server → client packets the forward link (forward = download, as in scenario
-//! files). Everything shares one bottleneck per direction. Client `k` (in the order clients
-//! first send) is flow `k` of the path, with access delay `access_delays[k]` (zero beyond
-//! the list).
+//! files). Everything shares one bottleneck per direction. Client `k` is flow `k` of the
+//! path, with access delay `access_delays[k]` (zero beyond the list): the clients whose
+//! addresses the configuration names (`flow_clients`) are flows 0, 1, … in that order whenever
+//! they first send, and any other client takes the next number when it first sends.
 //!
 //! Threads: one receiver on the listen socket, one per client's upstream socket, and one
 //! scheduler that owns both links, admits packets at their receive time and sends each one
@@ -54,16 +55,21 @@ pub struct RelayConfig {
     pub listen: SocketAddr,
     /// The server.
     pub upstream: SocketAddr,
-    /// A server per client, in the order clients appear (clients beyond the list go to
-    /// `upstream`): lets each flow have its own server, e.g. its own congestion controller.
+    /// A server per flow (clients beyond the list go to `upstream`): lets each flow have its
+    /// own server, e.g. its own congestion controller.
     pub flow_upstreams: Vec<SocketAddr>,
+    /// The address each flow's client sends from, where known in advance: flow `k` is the
+    /// client at `flow_clients[k]` whichever client sends first. Without it flows are numbered
+    /// in the order clients first send, which a busy machine may scramble when clients start
+    /// close together.
+    pub flow_clients: Vec<SocketAddr>,
     /// Server → client.
     pub forward: LinkConfig,
     /// Client → server.
     pub return_link: LinkConfig,
     /// IP MTU; larger packets are dropped.
     pub mtu_bytes: u32,
-    /// Extra one-way delay of each client's access segment, in the order clients appear.
+    /// Extra one-way delay of each flow's access segment.
     pub access_delays: Vec<Duration>,
     /// Seed of the loss and AQM randomness.
     pub seed: u64,
@@ -112,7 +118,7 @@ pub struct RelayStats {
     pub socket_buffer: sockbuf::Granted,
     /// Lateness of each delivery against the model's arrival time, microseconds.
     pub lateness_us: Histogram<u64>,
-    /// Per client (flow), in the order clients appeared: \[forward, return\] bottleneck
+    /// Per flow (client, numbered as the module docs say): \[forward, return\] bottleneck
     /// counters.
     pub flows: Vec<[FlowLinkStats; 2]>,
     /// Bottleneck occupancy every [`pump::QUEUE_SAMPLE_INTERVAL`]: (time since start, forward
@@ -131,6 +137,8 @@ struct Client {
     address: SocketAddr,
     upstream: Arc<UdpSocket>,
     last_seen: Instant,
+    /// Named in the configuration: never forgotten for being idle.
+    pinned: bool,
     alive: Arc<AtomicBool>,
 }
 
@@ -198,19 +206,41 @@ impl Relay {
         let start = epoch.min(Instant::now());
         let mut threads = Vec::new();
         {
-            let (listen, shared, clients, tx) =
-                (listen.clone(), shared.clone(), clients.clone(), tx.clone());
-            let (upstream, flow_upstreams) = (config.upstream, config.flow_upstreams.clone());
+            let mut table = ClientTable {
+                listen: listen.clone(),
+                default_upstream: config.upstream,
+                flow_upstreams: config.flow_upstreams.clone(),
+                shared: shared.clone(),
+                clients: clients.clone(),
+                tx: tx.clone(),
+                start,
+                index_of: HashMap::new(),
+                upstream_threads: Vec::new(),
+            };
+            // Before the receiver runs, so no datagram of a named client can be numbered
+            // otherwise.
+            for (k, &address) in config.flow_clients.iter().enumerate() {
+                let added = if config.flow_clients[..k].contains(&address) {
+                    Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "flow_clients: {address} is named twice (flows are one client each)"
+                        ),
+                    ))
+                } else {
+                    table.add(address, true)
+                };
+                if let Err(e) = added {
+                    shared.stop.store(true, Ordering::Relaxed);
+                    for t in table.upstream_threads {
+                        let _ = t.join();
+                    }
+                    return Err(e);
+                }
+            }
+            let pinned_flows = config.flow_clients.len();
             threads.push(std::thread::spawn(move || {
-                receive_from_clients(
-                    &listen,
-                    upstream,
-                    &flow_upstreams,
-                    &shared,
-                    &clients,
-                    &tx,
-                    start,
-                )
+                receive_from_clients(table, pinned_flows)
             }));
         }
         {
@@ -303,18 +333,99 @@ fn hand_off(tx: &SyncSender<Arrival>, packet: Arrival, shared: &Shared) {
     }
 }
 
-fn receive_from_clients(
-    listen: &UdpSocket,
+/// Where the clients' datagrams go: the client list the pump delivers to, which client is
+/// which flow, and each client's upstream receiver.
+struct ClientTable {
+    listen: Arc<UdpSocket>,
     default_upstream: SocketAddr,
-    flow_upstreams: &[SocketAddr],
-    shared: &Arc<Shared>,
-    clients: &Arc<Mutex<Vec<Client>>>,
-    tx: &SyncSender<Arrival>,
+    flow_upstreams: Vec<SocketAddr>,
+    shared: Arc<Shared>,
+    clients: Arc<Mutex<Vec<Client>>>,
+    tx: SyncSender<Arrival>,
     start: Instant,
-) {
+    index_of: HashMap<SocketAddr, usize>,
+    upstream_threads: Vec<JoinHandle<()>>,
+}
+
+impl ClientTable {
+    /// The flow of a datagram from `from`, numbering a new client next; None (counted as an
+    /// overload drop) when the table is full or no upstream socket can be opened.
+    fn flow_of(&mut self, from: SocketAddr) -> Option<usize> {
+        if let Some(&index) = self.index_of.get(&from) {
+            return Some(index);
+        }
+        let live = self
+            .clients
+            .lock()
+            .expect("no poisoning")
+            .iter()
+            .filter(|c| c.alive.load(Ordering::Relaxed))
+            .count();
+        if live >= MAX_CLIENTS {
+            self.shared.overload_drops.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        match self.add(from, false) {
+            Ok(index) => Some(index),
+            Err(_) => {
+                self.shared.overload_drops.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Opens `address`'s upstream socket and starts its receiver; a `pinned` client (named in
+    /// the configuration) is never forgotten for being idle, since its flow may start late.
+    fn add(&mut self, address: SocketAddr, pinned: bool) -> io::Result<usize> {
+        let mut list = self.clients.lock().expect("no poisoning");
+        let index = list.len();
+        let upstream = self
+            .flow_upstreams
+            .get(index)
+            .copied()
+            .unwrap_or(self.default_upstream);
+        let socket = UdpSocket::bind(SocketAddr::new(self.listen.local_addr()?.ip(), 0))?;
+        socket.connect(upstream)?;
+        socket.set_read_timeout(Some(POLL))?;
+        sockbuf::size_or_warn(
+            &socket,
+            self.shared.socket_buffer_bytes,
+            "relay upstream socket",
+        );
+        let socket = Arc::new(socket);
+        let alive = Arc::new(AtomicBool::new(true));
+        list.push(Client {
+            address,
+            upstream: socket.clone(),
+            last_seen: Instant::now(),
+            pinned,
+            alive: alive.clone(),
+        });
+        self.index_of.insert(address, index);
+        if !pinned {
+            self.shared.clients_seen.fetch_add(1, Ordering::Relaxed);
+        }
+        let (shared, tx, start) = (self.shared.clone(), self.tx.clone(), self.start);
+        self.upstream_threads.push(std::thread::spawn(move || {
+            receive_from_server(&socket, index, &alive, &shared, &tx, start)
+        }));
+        Ok(index)
+    }
+}
+
+/// The listen socket's receiver: numbers clients and hands their datagrams to the pump.
+/// `pinned_flows` clients were added before it started; each counts as seen when it first
+/// sends.
+fn receive_from_clients(mut table: ClientTable, pinned_flows: usize) {
+    let (listen, shared, clients, tx, start) = (
+        table.listen.clone(),
+        table.shared.clone(),
+        table.clients.clone(),
+        table.tx.clone(),
+        table.start,
+    );
     let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
-    let mut index_of: HashMap<SocketAddr, usize> = HashMap::new();
-    let mut upstream_threads: Vec<JoinHandle<()>> = Vec::new();
+    let mut pinned_seen = vec![false; pinned_flows];
     while !shared.stop.load(Ordering::Relaxed) {
         let (len, from) = match listen.recv_from(&mut buf) {
             Ok(x) => x,
@@ -324,62 +435,24 @@ fn receive_from_clients(
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
-                expire_idle(clients, &mut index_of);
+                expire_idle(&clients, &mut table.index_of);
                 continue;
             }
             Err(_) => continue,
         };
         let at = start.elapsed();
-        let client = match index_of.get(&from) {
-            Some(&i) => i,
-            None => {
-                let mut list = clients.lock().expect("no poisoning");
-                if list
-                    .iter()
-                    .filter(|c| c.alive.load(Ordering::Relaxed))
-                    .count()
-                    >= MAX_CLIENTS
-                {
-                    shared.overload_drops.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-                let upstream = flow_upstreams
-                    .get(list.len())
-                    .copied()
-                    .unwrap_or(default_upstream);
-                let Ok(socket) = UdpSocket::bind(SocketAddr::new(
-                    listen.local_addr().map(|a| a.ip()).unwrap_or(upstream.ip()),
-                    0,
-                ))
-                .and_then(|s| s.connect(upstream).map(|_| s))
-                .and_then(|s| s.set_read_timeout(Some(POLL)).map(|_| s)) else {
-                    shared.overload_drops.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                };
-                sockbuf::size_or_warn(&socket, shared.socket_buffer_bytes, "relay upstream socket");
-                let socket = Arc::new(socket);
-                let index = list.len();
-                let alive = Arc::new(AtomicBool::new(true));
-                list.push(Client {
-                    address: from,
-                    upstream: socket.clone(),
-                    last_seen: Instant::now(),
-                    alive: alive.clone(),
-                });
-                index_of.insert(from, index);
-                shared.clients_seen.fetch_add(1, Ordering::Relaxed);
-                let (shared, tx) = (shared.clone(), tx.clone());
-                upstream_threads.push(std::thread::spawn(move || {
-                    receive_from_server(&socket, index, &alive, &shared, &tx, start)
-                }));
-                index
-            }
+        let Some(client) = table.flow_of(from) else {
+            continue;
         };
+        if let Some(seen) = pinned_seen.get_mut(client).filter(|seen| !**seen) {
+            *seen = true;
+            shared.clients_seen.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(c) = clients.lock().expect("no poisoning").get_mut(client) {
             c.last_seen = Instant::now();
         }
         hand_off(
-            tx,
+            &tx,
             Arrival {
                 flow: client,
                 direction: Direction::Return,
@@ -387,13 +460,13 @@ fn receive_from_clients(
                 wire_bytes: len as u32 + IP_UDP_HEADER_BYTES,
                 payload: buf[..len].to_vec(),
             },
-            shared,
+            &shared,
         );
     }
     for c in clients.lock().expect("no poisoning").iter() {
         c.alive.store(false, Ordering::Relaxed);
     }
-    for t in upstream_threads {
+    for t in table.upstream_threads {
         let _ = t.join();
     }
 }
@@ -401,7 +474,7 @@ fn receive_from_clients(
 fn expire_idle(clients: &Mutex<Vec<Client>>, index_of: &mut HashMap<SocketAddr, usize>) {
     let list = clients.lock().expect("no poisoning");
     for c in list.iter() {
-        if c.alive.load(Ordering::Relaxed) && c.last_seen.elapsed() > CLIENT_IDLE {
+        if c.alive.load(Ordering::Relaxed) && !c.pinned && c.last_seen.elapsed() > CLIENT_IDLE {
             c.alive.store(false, Ordering::Relaxed);
             index_of.remove(&c.address);
         }

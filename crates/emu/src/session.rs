@@ -200,6 +200,9 @@ pub struct SessionOptions {
     pub transport: crate::perf::TransportRecipe,
     /// Where the connection's qlog file goes, if anywhere ([`crate::qlog`]).
     pub qlog: Option<crate::qlog::QlogDir>,
+    /// The UDP socket to send from, bound in advance (e.g. so that a relay knows the flow
+    /// by its address); None binds a fresh one.
+    pub socket: Option<std::net::UdpSocket>,
     /// Receive and send buffer of the UDP socket, bytes.
     pub socket_buffer_bytes: usize,
     /// `Some`: the clock both ends share (one process; the server has the same `Instant`);
@@ -231,7 +234,7 @@ pub struct SessionReport {
 /// the server's summary, closes. `cancel` resolving ends the session early (as the duration
 /// would).
 pub async fn run(
-    options: SessionOptions,
+    mut options: SessionOptions,
     cancel: impl std::future::Future<Output = ()>,
 ) -> Result<SessionReport, PerfError> {
     let epoch = options.shared_epoch.unwrap_or_else(Instant::now);
@@ -252,6 +255,7 @@ pub async fn run(
         crate::perf::client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
     let endpoint = crate::perf::client_endpoint(
         options.server,
+        options.socket.take(),
         options.socket_buffer_bytes,
         crate::perf::client_config(&options.trust, transport, session::ALPN)?,
     )?;
@@ -499,6 +503,7 @@ mod tests {
             request,
             transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
             qlog: None,
+            socket: None,
             socket_buffer_bytes: crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
             shared_epoch,
         }
@@ -606,6 +611,7 @@ mod tests {
         ] {
             let endpoint = perf::client_endpoint(
                 address,
+                None,
                 crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
                 perf::client_config(
                     &Trust::Roots(roots.clone()),
@@ -656,6 +662,7 @@ mod tests {
             listen: "127.0.0.1:0".parse().unwrap(),
             upstream: server.local_addr().unwrap(),
             flow_upstreams: Vec::new(),
+            flow_clients: Vec::new(),
             forward: netsim::LinkConfig::new(2_000_000, Duration::from_millis(10)),
             return_link: netsim::LinkConfig::new(2_000_000, Duration::from_millis(10)),
             mtu_bytes: 1500,

@@ -38,6 +38,7 @@ fn bursts_through_relay(relay_socket_buffer: Option<usize>) -> Outcome {
     let relay = Relay::start(RelayConfig {
         access_delays: Vec::new(),
         flow_upstreams: Vec::new(),
+        flow_clients: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: sink.local_addr().unwrap(),
         forward: link.clone(),

@@ -74,9 +74,13 @@ impl Setup {
         let config =
             perf::client_config(&Trust::Roots(self.roots.clone()), transport, perfwire::ALPN)
                 .unwrap();
-        let endpoint =
-            perf::client_endpoint(self.address, emu::sockbuf::MIN_SOCKET_BUFFER_BYTES, config)
-                .unwrap();
+        let endpoint = perf::client_endpoint(
+            self.address,
+            None,
+            emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
+            config,
+        )
+        .unwrap();
         let connection = endpoint
             .connect(self.address, "localhost")
             .unwrap()
@@ -98,6 +102,7 @@ impl Setup {
                 upload_bytes: 0,
                 duration: Some(PATIENCE),
                 transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), WINDOW_BYTES),
+                socket: None,
                 socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
                 thresholds: vec![],
                 verify: true,

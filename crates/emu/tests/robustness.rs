@@ -74,6 +74,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         duration: Some(duration),
         transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
         qlog: None,
+        socket: None,
         socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
         thresholds: vec![],
         verify: true,
@@ -99,6 +100,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
     let relay = Relay::start(RelayConfig {
         access_delays: Vec::new(),
         flow_upstreams: Vec::new(),
+        flow_clients: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: address,
         forward: link.clone(),
@@ -158,6 +160,7 @@ fn the_relay_drops_and_counts_overload_instead_of_growing() {
     let relay = Relay::start(RelayConfig {
         access_delays: Vec::new(),
         flow_upstreams: Vec::new(),
+        flow_clients: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: sink.local_addr().unwrap(),
         forward: link.clone(),
@@ -204,6 +207,7 @@ fn the_relay_keeps_forwarding_after_more_than_its_handoff_budget() {
     let relay = Relay::start(RelayConfig {
         access_delays: Vec::new(),
         flow_upstreams: Vec::new(),
+        flow_clients: Vec::new(),
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: sink.local_addr().unwrap(),
         forward: link.clone(),

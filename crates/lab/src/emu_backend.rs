@@ -56,10 +56,6 @@ pub enum EmuError {
     Qlog(#[from] emu::qlog::QlogError),
 }
 
-/// Flows with the same start time connect this far apart, in flow order, so the relay (which
-/// numbers clients as they first send) sees them in a known order.
-const SAME_START_STAGGER: Duration = Duration::from_millis(2);
-
 /// Whether flow `flow` runs media and bulk applications (an `emu::session`) rather than perf.
 fn is_session(flow: &scenario::FlowSpec) -> bool {
     flow.apps
@@ -224,13 +220,6 @@ pub fn shift_sent(sent: &SentSummary, shift_ns: i64) -> SentSummary {
     }
 }
 
-/// Flow indices in the order their clients connect (start time, then flow order).
-fn connect_order(scenario: &Scenario) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..scenario.flows.len()).collect();
-    order.sort_by_key(|&i| (scenario.flows[i].start, i));
-    order
-}
-
 /// What a flow's client brought back (perf: with when it started connecting, run time).
 enum FlowResult {
     Perf(Duration, Result<perf::ClientReport, perf::PerfError>),
@@ -282,7 +271,6 @@ pub fn run_with_qlog(
     let (cert, key) = perf::self_signed(vec!["localhost".into()])?;
     let identity = perf::parse_identity(&cert, &key)?;
     let roots = identity.0.clone();
-    let order = connect_order(scenario);
     runtime.block_on(async {
         let socket_buffer_bytes = emu::sockbuf::buffer_bytes_for(
             scenario.forward.rate_bps.max(scenario.return_link.rate_bps),
@@ -321,10 +309,21 @@ pub fn run_with_qlog(
                 kept_sessions: 1,
             })?);
         }
-        let mut flow_upstreams = Vec::new();
-        for &index in &order {
-            flow_upstreams.push(servers[index].local_addr()?);
-        }
+        let flow_upstreams = servers
+            .iter()
+            .map(Server::local_addr)
+            .collect::<Result<Vec<_>, _>>()?;
+        // Each flow's client socket, bound now so the relay knows every flow by its client's
+        // address, however the clients' first datagrams race on a busy machine.
+        let client_sockets = scenario
+            .flows
+            .iter()
+            .map(|_| std::net::UdpSocket::bind("127.0.0.1:0"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let flow_clients = client_sockets
+            .iter()
+            .map(std::net::UdpSocket::local_addr)
+            .collect::<Result<Vec<_>, _>>()?;
         let relay = Relay::start_at(
             RelayConfig {
                 listen: "127.0.0.1:0".parse().expect("valid"),
@@ -333,33 +332,22 @@ pub fn run_with_qlog(
                 forward: scenario.forward.clone(),
                 return_link: scenario.return_link.clone(),
                 mtu_bytes: scenario.mtu_bytes,
-                access_delays: order
-                    .iter()
-                    .map(|&i| scenario.flows[i].access_delay)
-                    .collect(),
+                access_delays: scenario.flows.iter().map(|f| f.access_delay).collect(),
+                flow_clients,
                 seed: spec.seed,
                 socket_buffer_bytes: None,
             },
             epoch,
         )?;
         let relay_address = relay.local_addr();
-        // Flows due before now (setting up took a moment) start now, still in connect order and
-        // SAME_START_STAGGER apart, so the relay numbers them as planned.
-        let floor = epoch.elapsed();
         let mut tasks = Vec::new();
-        for (index, flow) in scenario.flows.iter().enumerate() {
+        for ((index, flow), socket) in scenario.flows.iter().enumerate().zip(client_sockets) {
             let settings = crate::plan::transport_settings(scenario, index);
             let factory = controllers[index].factory.clone();
             let transport = perf::TransportRecipe::new(move || {
                 settings.to_quinn(false, perf::probed(factory.clone()))
             });
-            let due = |i: usize| scenario.flows[i].start.max(floor);
-            let same_start_before = order
-                .iter()
-                .take_while(|&&i| i != index)
-                .filter(|&&i| due(i) == due(index))
-                .count() as u32;
-            let start = due(index) + SAME_START_STAGGER * same_start_before;
+            let start = flow.start;
             if is_session(flow) {
                 let options = SessionOptions {
                     server: relay_address,
@@ -368,6 +356,7 @@ pub fn run_with_qlog(
                     request: session_request(scenario, spec, index),
                     transport,
                     qlog: flow_qlog(index),
+                    socket: Some(socket),
                     socket_buffer_bytes,
                     shared_epoch: Some(epoch),
                 };
@@ -393,6 +382,7 @@ pub fn run_with_qlog(
                 ),
                 transport,
                 qlog: flow_qlog(index),
+                socket: Some(socket),
                 socket_buffer_bytes,
                 thresholds: scenario.time_to_bytes.clone(),
                 verify: true,
@@ -452,7 +442,7 @@ pub fn run_with_qlog(
         }
         let labels: Vec<String> = controllers.iter().map(|c| c.label.clone()).collect();
         Ok(outcome(
-            scenario, spec, &labels, &order, results, &sessions, &traces, stats, end_time,
+            scenario, spec, &labels, results, &sessions, &traces, stats, end_time,
         ))
     })
 }
@@ -648,13 +638,12 @@ fn session_measured(
 }
 
 /// The real-time run as a [`RunOutcome`]. `traces[i]` and `sessions[i]` are flow `i`'s server
-/// connection; the relay numbers flows in `order` (connect order).
+/// connection, and flow `i` of the relay.
 #[allow(clippy::too_many_arguments)]
 fn outcome(
     scenario: &Scenario,
     spec: &RunSpec,
     labels: &[String],
-    order: &[usize],
     results: Vec<FlowResult>,
     sessions: &[Option<ServerSession>],
     traces: &[Vec<TracePoint>],
@@ -664,8 +653,6 @@ fn outcome(
     let mut flows = Vec::new();
     let mut samples = Vec::new();
     let mut app_samples = Vec::new();
-    let relay_index: BTreeMap<usize, usize> =
-        order.iter().enumerate().map(|(k, &f)| (f, k)).collect();
     let queue_at = |t: Duration| {
         stats
             .queue_samples
@@ -676,11 +663,7 @@ fn outcome(
     };
     for (index, (flow, result)) in scenario.flows.iter().zip(results).enumerate() {
         let trace = traces.get(index).filter(|t| !t.is_empty());
-        let bottleneck = stats
-            .flows
-            .get(relay_index[&index])
-            .copied()
-            .unwrap_or_default();
+        let bottleneck = stats.flows.get(index).copied().unwrap_or_default();
         let last = trace.and_then(|t| t.last());
         let mut sender = SenderStats::default();
         if let Some(p) = last {
@@ -707,13 +690,12 @@ fn outcome(
             Some(AppKind::Bulk(b)) if b.upload => 1,
             _ => 0,
         };
-        let relay_flow = relay_index[&index];
         let received_at = |t: Duration| {
             stats
                 .flow_delivered
                 .iter()
                 .rev()
-                .find(|(at, f, _)| *at <= t && *f == relay_flow)
+                .find(|(at, f, _)| *at <= t && *f == index)
                 .map_or(0, |(_, _, bytes)| bytes[data_direction])
         };
         let mut tick = Duration::from_millis(100);
