@@ -164,6 +164,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .map(|t| Some(t.speedup))
         .collect();
     println!("{}", report::table::render(&summary, &speed));
+    warn_unfaithful(&summary);
     println!("wrote {}:", out.display());
     for path in written {
         println!("  {}", path.display());
@@ -176,4 +177,39 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// 99th-percentile lateness of the emulator's deliveries beyond which a real-time run is
+/// flagged: the relay's own p99 at saturation on an idle two-core machine is 3–4 ms
+/// (reports/emu, `satquic link-bench`), and under one QUIC flow about 0.2 ms.
+const UNFAITHFUL_LATENESS_P99_US: u64 = 5_000;
+
+/// Tells on stderr which real-time runs the machine could not play faithfully: deliveries late
+/// against the model (every RTT the run measured is inflated) or datagrams lost outside it.
+fn warn_unfaithful(summary: &report::summary::Summary) {
+    for run in &summary.runs {
+        if let Some(late) = run
+            .emulator_lateness
+            .filter(|l| l.p99_us > UNFAITHFUL_LATENESS_P99_US)
+        {
+            eprintln!(
+                "warning: {} seed {}: 1 % of the emulator's deliveries were more than {:.1} ms \
+                 late against the model (max {:.1} ms); the machine was too busy for this run \
+                 to be faithful, and its RTTs are inflated",
+                run.cc,
+                run.seed,
+                late.p99_us as f64 / 1e3,
+                late.max_us as f64 / 1e3
+            );
+        }
+        let drops = run.emulator_drops;
+        let lost = drops.kernel + drops.overload + drops.send_errors;
+        if lost > 0 {
+            eprintln!(
+                "warning: {} seed {}: the emulator lost {lost} datagrams outside the model \
+                 (kernel socket drops {}, hand-off overload {}, send errors {})",
+                run.cc, run.seed, drops.kernel, drops.overload, drops.send_errors
+            );
+        }
+    }
 }

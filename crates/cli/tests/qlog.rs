@@ -276,6 +276,16 @@ fn serve_get_and_run_backend_emu_write_one_parseable_qlog_per_connection() {
     for path in &run_files {
         Qlog::read(path).check(name(path));
     }
+    // The real-time run says how late the emulator delivered against the model.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let lateness = &summary["runs"][0]["emulator_lateness"];
+    assert!(
+        lateness["deliveries"].as_u64().unwrap() > 100
+            && lateness["p50_us"].as_u64().unwrap() <= lateness["p99_us"].as_u64().unwrap()
+            && lateness["p99_us"].as_u64().unwrap() <= lateness["max_us"].as_u64().unwrap(),
+        "{lateness}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -775,5 +775,11 @@ fn outcome(
             overload: stats.overload_drops,
             send_errors: stats.send_errors,
         },
+        emulator_lateness: Some(sim::EmulatorLateness {
+            deliveries: stats.lateness_us.len(),
+            p50_us: stats.lateness_us.value_at_quantile(0.5),
+            p99_us: stats.lateness_us.value_at_quantile(0.99),
+            max_us: stats.lateness_us.max(),
+        }),
     }
 }

@@ -79,11 +79,12 @@ fn emu_agrees_with_sim_per_flow_with_different_access_delays() {
         let difference = (e - s).abs() / s;
         assert!(
             difference < 0.10,
-            "flow {name}: sim {:.3} Mbit/s, emu {:.3} Mbit/s ({:+.1} %); emulator drops {:?}",
+            "flow {name}: sim {:.3} Mbit/s, emu {:.3} Mbit/s ({:+.1} %); emulator drops {:?}, lateness {:?}",
             s / 1e6,
             e / 1e6,
             (e - s) / s * 100.0,
-            emu.emulator_drops
+            emu.emulator_drops,
+            emu.emulator_lateness
         );
     }
     // Window-limited: the near flow gets about three times the far flow's goodput.

@@ -107,6 +107,10 @@ pub struct RunSummary {
     /// Datagrams the real-time emulator lost outside the model (kernel socket drops,
     /// hand-off overload, send errors); zero in the simulator.
     pub emulator_drops: sim::EmulatorDrops,
+    /// How late the real-time emulator delivered packets against the model (a busy machine
+    /// inflates every RTT by this much); absent in the simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulator_lateness: Option<sim::EmulatorLateness>,
     /// Per flow.
     pub flows: Vec<FlowSummary>,
     /// Per forward-capacity step, for runs with media or bulk applications (see
@@ -599,6 +603,7 @@ pub fn run_summary(scenario: &Scenario, cc: &str, outcome: &RunOutcome) -> RunSu
         forward_link: outcome.forward_link,
         return_link: outcome.return_link,
         emulator_drops: outcome.emulator_drops,
+        emulator_lateness: outcome.emulator_lateness,
         flows,
         periods: crate::periods::periods(outcome, &scenario.path_config().forward),
     }

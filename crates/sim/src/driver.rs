@@ -860,6 +860,7 @@ impl<'a> Simulation<'a> {
             forward_queue_limit_bytes: forward.queue_limit_bytes(),
             datagrams: self.datagrams,
             emulator_drops: Default::default(),
+            emulator_lateness: None,
         }
     }
 }

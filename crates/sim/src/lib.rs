@@ -21,7 +21,8 @@ pub use app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
 pub use driver::{Control, FlowApp, FlowConfig, SimConfig, SimError, run};
 pub use outcome::{
-    AppSample, EmulatorDrops, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
+    AppSample, EmulatorDrops, EmulatorLateness, FlowEnd, FlowOutcome, LinkSample, RunOutcome,
+    Sample, SenderStats,
 };
 pub use probe::{ProbeReadings, ProbedFactory};
 pub use quinn_satellite::settings::{

@@ -140,6 +140,21 @@ pub struct EmulatorDrops {
     pub send_errors: u64,
 }
 
+/// How late the real-time emulator delivered packets against the model's arrival times: a
+/// busy machine delays deliveries, which adds to every RTT the run measured. Absent in
+/// virtual time, where every delivery is exact.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct EmulatorLateness {
+    /// Deliveries measured.
+    pub deliveries: u64,
+    /// Median lateness, µs.
+    pub p50_us: u64,
+    /// 99th percentile lateness, µs.
+    pub p99_us: u64,
+    /// Largest lateness, µs.
+    pub max_us: u64,
+}
+
 /// Everything one run produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
@@ -169,4 +184,6 @@ pub struct RunOutcome {
     pub datagrams: u64,
     /// What the real-time emulator lost outside the model (zero in virtual time).
     pub emulator_drops: EmulatorDrops,
+    /// How late the real-time emulator delivered against the model; None in virtual time.
+    pub emulator_lateness: Option<EmulatorLateness>,
 }
