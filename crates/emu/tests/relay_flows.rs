@@ -20,6 +20,10 @@ fn bound() -> UdpSocket {
     socket
 }
 
+fn addresses(sockets: &[&UdpSocket]) -> Vec<SocketAddr> {
+    sockets.iter().map(|s| s.local_addr().unwrap()).collect()
+}
+
 fn config(flow_upstreams: Vec<SocketAddr>, flow_clients: Vec<SocketAddr>) -> RelayConfig {
     let link = LinkConfig::new(10_000_000, LINK_DELAY);
     RelayConfig {
@@ -58,14 +62,8 @@ fn named_clients_keep_their_flow_whichever_sends_first() {
     let (near_server, far_server) = (bound(), bound());
     let (near_client, far_client) = (bound(), bound());
     let relay = Relay::start(config(
-        vec![
-            near_server.local_addr().unwrap(),
-            far_server.local_addr().unwrap(),
-        ],
-        vec![
-            near_client.local_addr().unwrap(),
-            far_client.local_addr().unwrap(),
-        ],
+        addresses(&[&near_server, &far_server]),
+        addresses(&[&near_client, &far_client]),
     ))
     .unwrap();
     // The far flow's client sends first.
@@ -108,11 +106,8 @@ fn unnamed_clients_are_numbered_after_the_named_ones() {
     let (named_server, other_server) = (bound(), bound());
     let (named_client, other_client) = (bound(), bound());
     let relay = Relay::start(config(
-        vec![
-            named_server.local_addr().unwrap(),
-            other_server.local_addr().unwrap(),
-        ],
-        vec![named_client.local_addr().unwrap()],
+        addresses(&[&named_server, &other_server]),
+        addresses(&[&named_client]),
     ))
     .unwrap();
     // A client the configuration does not name, first to send, still becomes flow 1.
