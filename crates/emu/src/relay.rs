@@ -136,7 +136,8 @@ pub struct RelayStats {
 struct Client {
     address: SocketAddr,
     upstream: Arc<UdpSocket>,
-    last_seen: Instant,
+    /// When it last sent; None until its first datagram (a named client not started yet).
+    last_seen: Option<Instant>,
     /// Named in the configuration: never forgotten for being idle.
     pinned: bool,
     alive: Arc<AtomicBool>,
@@ -238,10 +239,7 @@ impl Relay {
                     return Err(e);
                 }
             }
-            let pinned_flows = config.flow_clients.len();
-            threads.push(std::thread::spawn(move || {
-                receive_from_clients(table, pinned_flows)
-            }));
+            threads.push(std::thread::spawn(move || receive_from_clients(table)));
         }
         {
             let (listen, shared, clients) = (listen.clone(), shared.clone(), clients.clone());
@@ -397,14 +395,11 @@ impl ClientTable {
         list.push(Client {
             address,
             upstream: socket.clone(),
-            last_seen: Instant::now(),
+            last_seen: None,
             pinned,
             alive: alive.clone(),
         });
         self.index_of.insert(address, index);
-        if !pinned {
-            self.shared.clients_seen.fetch_add(1, Ordering::Relaxed);
-        }
         let (shared, tx, start) = (self.shared.clone(), self.tx.clone(), self.start);
         self.upstream_threads.push(std::thread::spawn(move || {
             receive_from_server(&socket, index, &alive, &shared, &tx, start)
@@ -413,10 +408,9 @@ impl ClientTable {
     }
 }
 
-/// The listen socket's receiver: numbers clients and hands their datagrams to the pump.
-/// `pinned_flows` clients were added before it started; each counts as seen when it first
-/// sends.
-fn receive_from_clients(mut table: ClientTable, pinned_flows: usize) {
+/// The listen socket's receiver: numbers clients and hands their datagrams to the pump; a
+/// client counts as seen when it first sends.
+fn receive_from_clients(mut table: ClientTable) {
     let (listen, shared, clients, tx, start) = (
         table.listen.clone(),
         table.shared.clone(),
@@ -425,7 +419,6 @@ fn receive_from_clients(mut table: ClientTable, pinned_flows: usize) {
         table.start,
     );
     let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
-    let mut pinned_seen = vec![false; pinned_flows];
     while !shared.stop.load(Ordering::Relaxed) {
         let (len, from) = match listen.recv_from(&mut buf) {
             Ok(x) => x,
@@ -444,12 +437,10 @@ fn receive_from_clients(mut table: ClientTable, pinned_flows: usize) {
         let Some(client) = table.flow_of(from) else {
             continue;
         };
-        if let Some(seen) = pinned_seen.get_mut(client).filter(|seen| !**seen) {
-            *seen = true;
+        if let Some(c) = clients.lock().expect("no poisoning").get_mut(client)
+            && c.last_seen.replace(Instant::now()).is_none()
+        {
             shared.clients_seen.fetch_add(1, Ordering::Relaxed);
-        }
-        if let Some(c) = clients.lock().expect("no poisoning").get_mut(client) {
-            c.last_seen = Instant::now();
         }
         hand_off(
             &tx,
@@ -474,7 +465,8 @@ fn receive_from_clients(mut table: ClientTable, pinned_flows: usize) {
 fn expire_idle(clients: &Mutex<Vec<Client>>, index_of: &mut HashMap<SocketAddr, usize>) {
     let list = clients.lock().expect("no poisoning");
     for c in list.iter() {
-        if c.alive.load(Ordering::Relaxed) && !c.pinned && c.last_seen.elapsed() > CLIENT_IDLE {
+        let idle = c.last_seen.is_some_and(|t| t.elapsed() > CLIENT_IDLE);
+        if c.alive.load(Ordering::Relaxed) && !c.pinned && idle {
             c.alive.store(false, Ordering::Relaxed);
             index_of.remove(&c.address);
         }
