@@ -278,6 +278,9 @@ impl<P> Link<P> {
             return Verdict::DroppedQueueFull;
         }
 
+        if let Some(red) = &mut self.red {
+            red.on_enqueue();
+        }
         // FIFO, work-conserving serializer: start when both the packet and the link are there.
         let start = if now >= self.serializer_free_at {
             self.carry = 0;

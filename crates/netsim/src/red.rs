@@ -12,7 +12,10 @@ pub struct Red {
     average_packets: f64,
     /// Arrivals since the last early drop; -1 while the average is below the min threshold.
     count: i64,
-    /// When the queue last became empty; the average decays over idle time.
+    /// While the queue is empty: the time up to which the average has been decayed for the
+    /// idle period (when the queue emptied, then each arrival that found it still empty).
+    /// Only a packet actually queued ends the idle period (Floyd & Jacobson 1993: the idle
+    /// time runs until a packet is queued), so an early drop on an empty queue keeps it.
     idle_since: Option<Duration>,
 }
 
@@ -37,6 +40,11 @@ impl Red {
         self.idle_since.get_or_insert(at);
     }
 
+    /// Records that an arrival was admitted to the buffer: the idle period, if any, is over.
+    pub fn on_enqueue(&mut self) {
+        self.idle_since = None;
+    }
+
     /// Decides whether to drop an arrival finding `queue_packets` in the buffer.
     /// `packet_time` is the serialization time of a typical (MTU-sized) packet, used to age the
     /// average over an idle period as if that many small packets had arrived to an empty queue.
@@ -48,12 +56,15 @@ impl Red {
         rng: &mut Uniform,
     ) -> bool {
         let w = self.config.weight;
-        if let Some(since) = self.idle_since.take()
+        if let Some(since) = &mut self.idle_since
             && !packet_time.is_zero()
         {
-            // avg ← (1 − w)^m·avg, m = idle time / typical packet time
-            let m = now.saturating_sub(since).as_secs_f64() / packet_time.as_secs_f64();
+            // avg ← (1 − w)^m·avg, m = idle time / typical packet time. The idle period goes
+            // on until a packet is queued (`on_enqueue`); this arrival may yet be dropped, so
+            // only the time up to now is accounted for.
+            let m = now.saturating_sub(*since).as_secs_f64() / packet_time.as_secs_f64();
             self.average_packets *= (1.0 - w).powf(m);
+            *since = now.max(*since);
         }
         // avg ← (1 − w)·avg + w·q
         self.average_packets = (1.0 - w) * self.average_packets + w * queue_packets as f64;
@@ -139,11 +150,68 @@ mod tests {
         let mut rng = Uniform::new(1, 1);
         let t = Duration::from_millis(1);
         red.should_drop(Duration::ZERO, 12, t, &mut rng);
+        red.on_enqueue();
         let before = red.average_packets();
         red.on_idle(Duration::from_millis(1));
         // 10 packet times idle: average × 0.5^10, then one sample of 0.
         red.should_drop(Duration::from_millis(11), 0, t, &mut rng);
         let expected = before * 0.5f64.powi(10) * 0.5;
         assert!((red.average_packets() - expected).abs() < 1e-12);
+    }
+
+    /// The bug: an arrival that RED dropped early on an empty queue used up the idle start,
+    /// so later arrivals to the still-empty queue saw no idle decay, the average stayed above
+    /// `max`, every arrival was dropped, and the flows stalled for good.
+    #[test]
+    fn early_drop_on_empty_queue_keeps_the_idle_period() {
+        let config = RedConfig {
+            weight: 0.5,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(config);
+        let mut rng = Uniform::new(1, 1);
+        let t = Duration::from_millis(1);
+        // A standing queue of 40 packets drives the average far above max (15).
+        for i in 0..20 {
+            red.on_enqueue();
+            red.should_drop(t * i, 40, t, &mut rng);
+        }
+        assert!(red.average_packets() > 39.0);
+        // The queue empties at 20 ms and an arrival comes at once: the average is still ≈ 20,
+        // above max, so it is dropped early and the queue stays empty.
+        red.on_idle(t * 20);
+        assert!(red.should_drop(t * 20, 0, t, &mut rng), "dropped early");
+        // Nothing was queued: the queue stays empty. 20 packet times later the average must
+        // have decayed over the whole idle time: (0.5)^20 · avg, then one sample of 0.
+        let before = red.average_packets();
+        assert!(!red.should_drop(t * 40, 0, t, &mut rng));
+        let expected = before * 0.5f64.powi(20) * 0.5;
+        assert!(
+            (red.average_packets() - expected).abs() < 1e-9,
+            "average {} expected {expected}",
+            red.average_packets()
+        );
+    }
+
+    /// Decay is applied once per idle interval, not again from the start of the idle period
+    /// at every arrival that finds the queue still empty.
+    #[test]
+    fn idle_decay_is_not_counted_twice() {
+        let mut red = Red::new(RedConfig {
+            weight: 0.5,
+            ..RedConfig::default()
+        });
+        let mut rng = Uniform::new(1, 1);
+        let t = Duration::from_millis(1);
+        red.should_drop(Duration::ZERO, 30, t, &mut rng);
+        red.on_enqueue();
+        red.on_idle(t);
+        let start = red.average_packets();
+        // Two arrivals 2 and 4 packet times into the idle period, the first one not queued.
+        red.should_drop(t * 3, 0, t, &mut rng);
+        red.should_drop(t * 5, 0, t, &mut rng);
+        // (0.5^2 · 0.5) · 0.5^2 · 0.5: four packet times of decay in all, two samples of 0.
+        let expected = start * 0.5f64.powi(6);
+        assert!((red.average_packets() - expected).abs() < 1e-9);
     }
 }

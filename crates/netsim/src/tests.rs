@@ -146,6 +146,44 @@ fn red_keeps_the_hard_limit() {
     );
 }
 
+/// The RED stall: after a burst pushes RED's average above `max`, the queue empties and the
+/// senders back off to one packet every 200 ms (PTO probes). Each arrival finds the queue empty,
+/// so the average must decay over the idle time and a probe must get through within a few
+/// tries. Before the fix an early drop on the empty queue reset the idle clock, the average
+/// decayed by (1 − w) per arrival only, and every probe was dropped for good.
+#[test]
+fn red_early_drop_on_empty_queue_does_not_stall_the_link() {
+    const BURST: u32 = 300;
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(100),
+        aqm: Aqm::Red(RedConfig::default()),
+        ..LinkConfig::new(10_000_000, MS(50))
+    };
+    let mut link: Link<u32> = Link::new(&config, 1500, MS(100), 1, 1, "t").unwrap();
+    // A slow-start burst: 100 packets at once fill the buffer before RED's slow average
+    // notices, then 200 more at twice the link rate keep it full until the average is above
+    // max (15) and arrivals are dropped early. (Checked: with the old idle handling none of
+    // the 20 probes below gets through.)
+    let packet = serialization_time(1500, 10_000_000);
+    let mut t = Duration::ZERO;
+    for id in 0..100 {
+        link.send(t, 1500, id);
+    }
+    for id in 100..BURST {
+        t += packet / 2;
+        link.send(t, 1500, id);
+    }
+    // Sparse arrivals to the (soon) empty queue.
+    let mut admitted = 0;
+    for probe in 0..20 {
+        t += MS(200);
+        if link.send(t, 1500, 10_000 + probe) == Verdict::Queued {
+            admitted += 1;
+        }
+    }
+    assert!(admitted >= 18, "{admitted} of 20 probes admitted");
+}
+
 // ---- random loss ---------------------------------------------------------------------------
 
 #[test]
