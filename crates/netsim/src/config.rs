@@ -136,6 +136,88 @@ impl LossModel {
     }
 }
 
+/// The distribution of the extra delay each packet gets on top of the propagation delay.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum JitterDistribution {
+    /// No extra delay.
+    #[default]
+    None,
+    /// Uniform between `min` and `max`.
+    Uniform {
+        /// Smallest extra delay.
+        min: Duration,
+        /// Largest extra delay.
+        max: Duration,
+    },
+    /// Exponential with this mean. For two independent draws X, Y, E|X − Y| equals the mean,
+    /// so the mean is also the mean difference between successive sparse RTT probes (the
+    /// "jitter" that ping-based studies report) when only one direction jitters.
+    Exponential {
+        /// Mean extra delay.
+        mean: Duration,
+    },
+    /// Normal with this mean and standard deviation; draws below zero count as zero (the
+    /// mean of what is applied is then slightly above `mean`).
+    Normal {
+        /// Mean of the untruncated distribution.
+        mean: Duration,
+        /// Standard deviation of the untruncated distribution.
+        stddev: Duration,
+    },
+}
+
+impl JitterDistribution {
+    /// Mean extra delay actually applied (after truncation at zero), seconds.
+    pub fn mean_secs(&self) -> f64 {
+        match *self {
+            JitterDistribution::None => 0.0,
+            JitterDistribution::Uniform { min, max } => {
+                (min.as_secs_f64() + max.as_secs_f64()) / 2.0
+            }
+            JitterDistribution::Exponential { mean } => mean.as_secs_f64(),
+            JitterDistribution::Normal { mean, stddev } => {
+                // E[max(0, X)] = μ·Φ(μ/σ) + σ·φ(μ/σ)
+                let (mu, sigma) = (mean.as_secs_f64(), stddev.as_secs_f64());
+                if sigma == 0.0 {
+                    return mu;
+                }
+                let z = mu / sigma;
+                let pdf = (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
+                mu * crate::jitter::standard_normal_cdf(z) + sigma * pdf
+            }
+        }
+    }
+}
+
+/// Per-packet delay variation of a link: each packet's propagation delay is the link's
+/// `delay` plus an independent draw from `distribution`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Jitter {
+    /// What each packet's extra delay is drawn from.
+    pub distribution: JitterDistribution,
+    /// Whether a packet may overtake the one before it. `false` (the default, as on a real
+    /// link, which is one FIFO pipe): a packet whose draw would make it arrive before its
+    /// predecessor arrives right after it instead, so closely spaced packets see more than
+    /// the distribution's mean (each waits behind the slowest recent packet). `true`: each
+    /// packet keeps its own draw and packets arrive out of order (netem's default).
+    pub reorder: bool,
+    /// How long one draw holds: packets that leave within one interval (aligned to whole
+    /// multiples since the start of the run) share a draw, as packets of one MAC frame or one
+    /// scheduling period share its delay. `None`: a new draw for every packet. Jitter measured
+    /// with sparse probes says nothing of how fast the delay changes; per-packet draws make a
+    /// dense flow's packets queue behind the slowest recent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
+}
+
+impl Jitter {
+    /// Whether any jitter applies.
+    pub fn is_none(&self) -> bool {
+        self.distribution == JitterDistribution::None
+    }
+}
+
 /// A change of a link's properties at a point in time (e.g. a rate drop from 50 to 10 Mbit/s
 /// at 5 s, or a LEO handover changing the propagation delay). Unset fields keep their value.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -163,6 +245,14 @@ pub struct LinkConfig {
     pub aqm: Aqm,
     /// Random loss model.
     pub loss: LossModel,
+    /// Per-packet delay variation added to `delay`.
+    #[serde(default, skip_serializing_if = "Jitter::is_none")]
+    pub jitter: Jitter,
+    /// Slotted delivery: packets leave the link only at whole multiples of this interval since
+    /// the start of the run (a MAC frame, a DVB-RCS2 superframe, netem's `slot`); every packet
+    /// whose serialization ended within a slot leaves at its end. `None`: as soon as serialized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<Duration>,
     /// Changes over time, sorted by `at`.
     pub schedule: Vec<ScheduleStep>,
 }
@@ -196,6 +286,8 @@ impl LinkConfig {
             queue: QueueLimit::BdpMultiple(1.0),
             aqm: Aqm::DropTail,
             loss: LossModel::None,
+            jitter: Jitter::default(),
+            slot: None,
             schedule: Vec::new(),
         }
     }
@@ -226,6 +318,33 @@ impl PathConfig {
     /// Base RTT of one flow: bottleneck propagation plus its access delay both ways.
     pub fn flow_base_rtt(&self, flow: usize) -> Duration {
         self.base_rtt() + 2 * self.access_delays.get(flow).copied().unwrap_or_default()
+    }
+}
+
+impl LinkConfig {
+    fn validate_jitter(&self, field: &str) -> Result<(), ConfigError> {
+        let invalid = |problem: String| ConfigError::Invalid {
+            field: field.to_owned(),
+            problem,
+        };
+        if self.jitter.interval == Some(Duration::ZERO) {
+            return Err(ConfigError::Invalid {
+                field: format!("{field}.interval"),
+                problem: "must be greater than zero (leave it out for a new draw per packet)"
+                    .into(),
+            });
+        }
+        match self.jitter.distribution {
+            JitterDistribution::Uniform { min, max } if min > max => Err(invalid(format!(
+                "uniform jitter needs min ({min:?}) <= max ({max:?})"
+            ))),
+            JitterDistribution::Normal { stddev, .. } if stddev.is_zero() => Err(invalid(
+                "normal jitter needs a standard deviation greater than zero (for a constant \
+                 extra delay, add it to delay)"
+                    .into(),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -342,6 +461,13 @@ impl LinkConfig {
                     problem: format!("EWMA weight must be in (0, 1], got {}", red.weight),
                 });
             }
+        }
+        self.validate_jitter(&format!("{field}.jitter"))?;
+        if self.slot == Some(Duration::ZERO) {
+            return Err(ConfigError::Invalid {
+                field: format!("{field}.slot"),
+                problem: "slot interval must be greater than zero".into(),
+            });
         }
         let mut previous = Duration::ZERO;
         for (i, step) in self.schedule.iter().enumerate() {

@@ -8,7 +8,8 @@
 //! A packet's journey, per direction: access delay (per flow, server side) → buffer
 //! ([`Aqm::DropTail`] or [`Aqm::Red`], limited by [`QueueLimit`]) → serializer at the link rate
 //! (size·8/rate, FIFO, exact to the nanosecond with carried remainders) → random loss
-//! ([`LossModel`]) → propagation delay. Rates, delays and loss models can change on a
+//! ([`LossModel`]) → slotted departure (optional, `LinkConfig::slot`) → propagation delay plus
+//! per-packet [`Jitter`] (order-preserving unless reordering is asked for). Rates, delays and loss models can change on a
 //! [`ScheduleStep`] timetable. Rates apply to IP packets: a QUIC datagram costs its size plus
 //! [`IP_UDP_HEADER_BYTES`].
 //!
@@ -31,6 +32,7 @@
 //! ```
 
 mod config;
+mod jitter;
 mod link;
 mod loss;
 mod path;
@@ -38,12 +40,12 @@ mod red;
 mod rng;
 
 pub use config::{
-    Aqm, ConfigError, DEFAULT_MTU_BYTES, IP_UDP_HEADER_BYTES, LinkConfig, LossModel, PathConfig,
-    QueueLimit, RedConfig, ScheduleStep,
+    Aqm, ConfigError, DEFAULT_MTU_BYTES, IP_UDP_HEADER_BYTES, Jitter, JitterDistribution,
+    LinkConfig, LossModel, PathConfig, QueueLimit, RedConfig, ScheduleStep,
 };
 pub use link::{Link, LinkStats, Verdict, bdp_bytes, serialization_time};
 pub use loss::LossProcess;
-pub use path::{Delivery, Direction, FlowLinkStats, Path};
+pub use path::{Delivery, Direction, DropCause, DropRecord, FlowLinkStats, Path};
 pub use red::Red;
 pub use rng::{Uniform, derive_seed};
 

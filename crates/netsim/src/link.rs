@@ -11,12 +11,24 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Aqm, ConfigError, LinkConfig, LossModel, QueueLimit};
+use crate::config::{Aqm, ConfigError, Jitter, LinkConfig, LossModel, QueueLimit};
+use crate::jitter;
 use crate::loss::LossProcess;
 use crate::red::Red;
 use crate::rng::Uniform;
 
 const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// Random-stream label of a link's jitter draws (its own stream, so adding jitter leaves loss
+/// and AQM decisions unchanged): this plus the link's stream number.
+const JITTER_STREAM_BASE: u64 = 0x4A17_7E50;
+
+/// The first slot boundary at or after `t`: whole multiples of `slot` since time zero.
+fn next_slot_boundary(t: Duration, slot: Duration) -> Duration {
+    let (t, slot) = (t.as_nanos(), slot.as_nanos());
+    let boundary = t.div_ceil(slot) * slot;
+    Duration::from_nanos(u64::try_from(boundary).unwrap_or(u64::MAX))
+}
 
 /// What happened to a packet handed to a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +127,11 @@ pub struct Link<P> {
     red: Option<Red>,
     loss_rng: Uniform,
     aqm_rng: Uniform,
+    jitter: Jitter,
+    jitter_rng: Uniform,
+    /// The draw in force and the end of its interval (with `Jitter::interval`).
+    jitter_held: (Duration, Duration),
+    slot: Option<Duration>,
     buffer: VecDeque<InBuffer>,
     buffer_bytes: u64,
     serializer_free_at: Duration,
@@ -122,6 +139,7 @@ pub struct Link<P> {
     /// back-to-back packets accumulate no rounding error.
     carry: u128,
     carry_rate_bps: u64,
+    /// In arrival order (a sorted insert when jitter may reorder).
     propagating: VecDeque<Propagating<P>>,
     last_arrival_at: Duration,
     stats: LinkStats,
@@ -190,6 +208,10 @@ impl<P> Link<P> {
             },
             loss_rng: Uniform::new(seed, stream * 2),
             aqm_rng: Uniform::new(seed, stream * 2 + 1),
+            jitter: config.jitter,
+            jitter_rng: Uniform::new(seed, JITTER_STREAM_BASE + stream),
+            jitter_held: (Duration::ZERO, Duration::ZERO),
+            slot: config.slot,
             buffer: VecDeque::new(),
             buffer_bytes: 0,
             serializer_free_at: Duration::ZERO,
@@ -313,16 +335,49 @@ impl<P> Link<P> {
             self.stats.random_losses += 1;
             return Verdict::LostOnLink;
         }
-        // A shorter delay after a schedule step must not overtake earlier packets.
-        let arrives_at =
-            (serialized_at + self.delay.advance_to(serialized_at)).max(self.last_arrival_at);
-        self.last_arrival_at = arrives_at;
-        self.propagating.push_back(Propagating {
-            arrives_at,
+        // Slotted delivery: the packet leaves at the end of the slot its serialization ended in.
+        let departs_at = self.slot.map_or(serialized_at, |slot| {
+            next_slot_boundary(serialized_at, slot)
+        });
+        let delay = self.delay.advance_to(serialized_at) + self.jitter_at(departs_at);
+        let propagating = Propagating {
+            arrives_at: departs_at + delay,
             wire_bytes,
             payload,
-        });
+        };
+        if self.jitter.reorder {
+            // Each packet keeps its own delay: insert in arrival order (after equal times).
+            let at = self
+                .propagating
+                .partition_point(|p| p.arrives_at <= propagating.arrives_at);
+            self.propagating.insert(at, propagating);
+        } else {
+            // FIFO: neither a jitter draw nor a shorter delay after a schedule step lets a
+            // packet overtake the one before it.
+            let arrives_at = propagating.arrives_at.max(self.last_arrival_at);
+            self.last_arrival_at = arrives_at;
+            self.propagating.push_back(Propagating {
+                arrives_at,
+                ..propagating
+            });
+        }
         Verdict::Queued
+    }
+
+    /// The extra delay of a packet leaving at `departs_at`: a fresh draw, or the one held for
+    /// the current interval.
+    fn jitter_at(&mut self, departs_at: Duration) -> Duration {
+        let Some(interval) = self.jitter.interval else {
+            return jitter::draw(self.jitter.distribution, &mut self.jitter_rng);
+        };
+        let (held, until) = self.jitter_held;
+        if departs_at < until {
+            return held;
+        }
+        let draw = jitter::draw(self.jitter.distribution, &mut self.jitter_rng);
+        let end = next_slot_boundary(departs_at + Duration::from_nanos(1), interval);
+        self.jitter_held = (draw, end);
+        draw
     }
 
     /// When the next packet reaches the far end.

@@ -42,14 +42,58 @@ pub struct Delivery<P> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct FlowLinkStats {
-    /// Packets dropped by the buffer (full, RED, or oversize).
+    /// Packets dropped by the buffer (full, RED, or oversize): the sum of the next three.
     pub dropped_packets: u64,
+    /// Packets refused because the buffer was full.
+    #[serde(default)]
+    pub queue_drops: u64,
+    /// Packets RED dropped early.
+    #[serde(default)]
+    pub early_drops: u64,
+    /// Packets larger than the path MTU.
+    #[serde(default)]
+    pub oversize_drops: u64,
     /// Packets corrupted by random loss.
     pub random_losses: u64,
     /// Packets delivered.
     pub delivered_packets: u64,
     /// IP bytes delivered.
     pub delivered_bytes: u64,
+}
+
+/// Why a packet never reached its endpoint: the ground truth a congestion controller's loss
+/// classification is measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropCause {
+    /// The buffer was full (congestion).
+    QueueFull,
+    /// RED dropped it early (congestion signalled by the AQM).
+    Aqm,
+    /// Larger than the path MTU.
+    Oversize,
+    /// Corrupted on the link after it left the buffer (random loss, not congestion).
+    LinkLoss,
+}
+
+impl DropCause {
+    /// Whether the drop is the bottleneck's answer to too much traffic.
+    pub fn is_congestion(self) -> bool {
+        matches!(self, DropCause::QueueFull | DropCause::Aqm)
+    }
+}
+
+/// One packet lost on the path, recorded when [`Path::record_drops`] is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DropRecord {
+    /// Which way it travelled.
+    pub direction: Direction,
+    /// Its flow.
+    pub flow: usize,
+    /// When its sender handed it to the path ([`Path::send`]'s `now`).
+    pub sent_at: Duration,
+    /// Why it was lost.
+    pub cause: DropCause,
 }
 
 type Tagged<P> = (usize, P);
@@ -72,6 +116,8 @@ pub struct Path<P> {
     /// Return packets on their way from the bottleneck to a server, per flow.
     to_server: Vec<VecDeque<InAccess<P>>>,
     flow_stats: Vec<[FlowLinkStats; 2]>,
+    /// Every lost packet since the last [`Path::take_drops`], when recording.
+    drops: Option<Vec<DropRecord>>,
 }
 
 /// Where the earliest pending event sits.
@@ -110,7 +156,19 @@ impl<P> Path<P> {
             to_bottleneck: (0..flows).map(|_| VecDeque::new()).collect(),
             to_server: (0..flows).map(|_| VecDeque::new()).collect(),
             flow_stats: vec![[FlowLinkStats::default(); 2]; flows],
+            drops: None,
         })
+    }
+
+    /// Starts (or stops) recording every lost packet with its cause, for [`Path::take_drops`].
+    /// Off by default: a long-running emulator would otherwise grow the log without bound.
+    pub fn record_drops(&mut self, on: bool) {
+        self.drops = on.then(|| self.drops.take().unwrap_or_default());
+    }
+
+    /// The packets lost since the last call, in the order they were lost.
+    pub fn take_drops(&mut self) -> Vec<DropRecord> {
+        self.drops.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Adds a flow with its own access delay (the real-time relay learns its flows as
@@ -176,13 +234,14 @@ impl<P> Path<P> {
                     payload,
                 });
             }
-            _ => self.enter_bottleneck(now, direction, flow, wire_bytes, payload),
+            _ => self.enter_bottleneck(now, now, direction, flow, wire_bytes, payload),
         }
     }
 
     fn enter_bottleneck(
         &mut self,
         now: Duration,
+        sent_at: Duration,
         direction: Direction,
         flow: usize,
         wire_bytes: u32,
@@ -192,12 +251,35 @@ impl<P> Path<P> {
             .link_mut(direction)
             .send(now, wire_bytes, (flow, payload));
         let stats = &mut self.flow_stats[flow][direction as usize];
-        match verdict {
-            Verdict::Queued => {}
-            Verdict::LostOnLink => stats.random_losses += 1,
-            Verdict::DroppedQueueFull | Verdict::DroppedEarly | Verdict::DroppedOversize => {
-                stats.dropped_packets += 1
+        let cause = match verdict {
+            Verdict::Queued => return,
+            Verdict::LostOnLink => {
+                stats.random_losses += 1;
+                DropCause::LinkLoss
             }
+            Verdict::DroppedQueueFull => {
+                stats.queue_drops += 1;
+                DropCause::QueueFull
+            }
+            Verdict::DroppedEarly => {
+                stats.early_drops += 1;
+                DropCause::Aqm
+            }
+            Verdict::DroppedOversize => {
+                stats.oversize_drops += 1;
+                DropCause::Oversize
+            }
+        };
+        if cause != DropCause::LinkLoss {
+            stats.dropped_packets += 1;
+        }
+        if let Some(drops) = &mut self.drops {
+            drops.push(DropRecord {
+                direction,
+                flow,
+                sent_at,
+                cause,
+            });
         }
     }
 
@@ -238,7 +320,15 @@ impl<P> Path<P> {
             match source {
                 Source::ToBottleneck(flow) => {
                     let p = self.to_bottleneck[flow].pop_front().expect("front exists");
-                    self.enter_bottleneck(p.at, Direction::Forward, flow, p.wire_bytes, p.payload);
+                    let sent_at = p.at - self.access_delays[flow];
+                    self.enter_bottleneck(
+                        p.at,
+                        sent_at,
+                        Direction::Forward,
+                        flow,
+                        p.wire_bytes,
+                        p.payload,
+                    );
                 }
                 Source::Forward => {
                     let (at, wire_bytes, (flow, payload)) =

@@ -292,6 +292,212 @@ fn loss_model_step_switches_the_process() {
     assert_eq!(link.send(MS(1000), 100, ()), Verdict::LostOnLink);
 }
 
+// ---- jitter and slots -----------------------------------------------------------------------
+
+fn jittery_link(jitter: Jitter, rate_bps: u64) -> Link<u32> {
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(u64::MAX),
+        jitter,
+        ..LinkConfig::new(rate_bps, MS(100))
+    };
+    Link::new(&config, 1500, MS(200), 1, 1, "t").unwrap()
+}
+
+const EXPONENTIAL_10MS: JitterDistribution = JitterDistribution::Exponential {
+    mean: Duration::from_millis(10),
+};
+
+#[test]
+fn sparse_packets_get_the_distribution_on_top_of_the_delay() {
+    // One 1250-byte packet per second at 10 Mbit/s: each leaves the buffer 1 ms after it
+    // arrives; nothing is close enough to be held back, so the mean extra delay is the
+    // distribution's (exponential, 10 ms; standard error 10 ms / √4000 ≈ 0.16 ms).
+    let mut link = jittery_link(
+        Jitter {
+            distribution: EXPONENTIAL_10MS,
+            reorder: false,
+            interval: None,
+        },
+        10_000_000,
+    );
+    let n = 4000u32;
+    let mut extra = 0.0;
+    for i in 0..n {
+        let sent = Duration::from_secs(u64::from(i));
+        link.send(sent, 1250, i);
+        let (at, _, id) = link.poll_arrival(sent + Duration::from_secs(1)).unwrap();
+        assert_eq!(id, i);
+        let base = sent + MS(101);
+        assert!(at >= base);
+        extra += (at - base).as_secs_f64();
+    }
+    let mean = extra / f64::from(n);
+    assert!((mean - 0.010).abs() < 0.0006, "mean extra delay {mean}");
+}
+
+#[test]
+fn order_preserving_jitter_never_reorders_and_holds_dense_packets_back() {
+    // Back-to-back packets 1.2 ms apart with 10 ms of mean jitter: a packet whose draw is
+    // shorter than its predecessor's remaining delay waits for it.
+    let mut link = jittery_link(
+        Jitter {
+            distribution: EXPONENTIAL_10MS,
+            reorder: false,
+            interval: None,
+        },
+        10_000_000,
+    );
+    for i in 0..5000 {
+        link.send(Duration::ZERO, 1500, i);
+    }
+    let arrivals = drain(&mut link);
+    let ids: Vec<u32> = arrivals.iter().map(|a| a.1).collect();
+    assert_eq!(ids, (0..5000).collect::<Vec<_>>());
+    // Each packet waits for the slowest recent one: the mean extra delay is well above 10 ms.
+    let extra: f64 = arrivals
+        .iter()
+        .map(|&(at, id)| {
+            (at - MS(100) - serialization_time(1500, 10_000_000) * (id + 1)).as_secs_f64()
+        })
+        .sum::<f64>()
+        / 5000.0;
+    assert!(extra > 0.015, "mean extra delay {extra}");
+}
+
+#[test]
+fn reordering_jitter_keeps_each_packets_own_delay() {
+    let mut link = jittery_link(
+        Jitter {
+            distribution: EXPONENTIAL_10MS,
+            reorder: true,
+            interval: None,
+        },
+        10_000_000,
+    );
+    for i in 0..2000 {
+        link.send(Duration::ZERO, 1500, i);
+    }
+    let arrivals = drain(&mut link);
+    assert_eq!(arrivals.len(), 2000);
+    assert!(
+        arrivals.windows(2).all(|w| w[0].0 <= w[1].0),
+        "delivered in time order"
+    );
+    let overtaken = arrivals.windows(2).filter(|w| w[1].1 < w[0].1).count();
+    assert!(overtaken > 100, "only {overtaken} packets overtaken");
+    // Extra delays: serialized at (id + 1)·1.2 ms, so arrival − 100 ms − that is the draw;
+    // their mean is the distribution's (standard error 0.22 ms).
+    let mean = arrivals
+        .iter()
+        .map(|&(at, id)| {
+            (at - MS(100) - serialization_time(1500, 10_000_000) * (id + 1)).as_secs_f64()
+        })
+        .sum::<f64>()
+        / 2000.0;
+    assert!((mean - 0.010).abs() < 0.001, "mean extra delay {mean}");
+}
+
+#[test]
+fn a_held_draw_keeps_dense_packets_at_the_distributions_delay() {
+    // Draws held for 20 ms: the packets of one interval share a delay, so a dense flow sees
+    // about the distribution's mean, not the slowest recent packet's delay.
+    let mut link = jittery_link(
+        Jitter {
+            distribution: EXPONENTIAL_10MS,
+            reorder: false,
+            interval: Some(MS(20)),
+        },
+        10_000_000,
+    );
+    for i in 0..20_000 {
+        link.send(Duration::ZERO, 1500, i);
+    }
+    let arrivals = drain(&mut link);
+    let packet = serialization_time(1500, 10_000_000);
+    let extra: Vec<f64> = arrivals
+        .iter()
+        .map(|&(at, id)| (at - MS(100) - packet * (id + 1)).as_secs_f64())
+        .collect();
+    let mean = extra.iter().sum::<f64>() / extra.len() as f64;
+    // Above the mean (a shorter draw after a longer one still waits for the backlog) but far
+    // below the per-packet case's > 15 ms.
+    assert!(mean > 0.010 && mean < 0.014, "mean extra delay {mean}");
+    // Within one interval the delay is the same: the first 16 packets (19.2 ms) all leave in
+    // the interval [0, 20 ms).
+    let first = extra[0];
+    assert!(extra[..16].iter().all(|&e| (e - first).abs() < 1e-9));
+}
+
+#[test]
+fn jitter_changes_no_loss_decision() {
+    let lost = |jitter: Jitter| {
+        let config = LinkConfig {
+            queue: QueueLimit::Packets(u64::MAX),
+            loss: LossModel::Bernoulli { probability: 0.05 },
+            jitter,
+            ..LinkConfig::new(10_000_000, MS(10))
+        };
+        let mut link: Link<u32> = Link::new(&config, 1500, MS(20), 3, 1, "t").unwrap();
+        (0..2000)
+            .filter(|&i| link.send(MS(u64::from(i)), 1500, i) == Verdict::LostOnLink)
+            .collect::<Vec<_>>()
+    };
+    let plain = lost(Jitter::default());
+    assert!(!plain.is_empty());
+    assert_eq!(
+        plain,
+        lost(Jitter {
+            distribution: EXPONENTIAL_10MS,
+            reorder: true,
+            interval: None,
+        })
+    );
+}
+
+#[test]
+fn slotted_link_releases_packets_at_slot_boundaries() {
+    // 100 ms slots: a packet serialized at 1.2 ms leaves at 100 ms, one serialized exactly at
+    // a boundary leaves then, and everything serialized within one slot leaves together.
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(u64::MAX),
+        slot: Some(MS(100)),
+        ..LinkConfig::new(10_000_000, MS(250))
+    };
+    let mut link: Link<u32> = Link::new(&config, 1500, MS(500), 1, 1, "t").unwrap();
+    link.send(Duration::ZERO, 1500, 0); // serialized at 1.2 ms
+    link.send(MS(50), 1500, 1); // 51.2 ms
+    link.send(MS(200) - Duration::from_micros(1200), 1500, 2); // exactly 200 ms
+    link.send(MS(250), 1500, 3); // 251.2 ms
+    let arrivals = drain(&mut link);
+    assert_eq!(
+        arrivals,
+        vec![(MS(350), 0), (MS(350), 1), (MS(450), 2), (MS(550), 3)]
+    );
+}
+
+#[test]
+fn slotted_link_keeps_its_rate() {
+    // 2 Mbit/s with 100 ms slots: 10 s of back-to-back packets still take 10 s to serialize;
+    // the last leaves at the slot boundary after its serialization ends.
+    let config = LinkConfig {
+        queue: QueueLimit::Packets(u64::MAX),
+        slot: Some(MS(100)),
+        ..LinkConfig::new(2_000_000, Duration::ZERO)
+    };
+    let mut link: Link<u32> = Link::new(&config, 1500, MS(500), 1, 1, "t").unwrap();
+    for i in 0..1667 {
+        link.send(Duration::ZERO, 1500, i);
+    }
+    let arrivals = drain(&mut link);
+    // 1667 × 6 ms = 10.002 s → the slot ending at 10.1 s.
+    assert_eq!(arrivals.last().unwrap().0, MS(10_100));
+    assert!(
+        arrivals
+            .iter()
+            .all(|a| a.0.as_nanos() % MS(100).as_nanos() == 0)
+    );
+}
+
 // ---- path ----------------------------------------------------------------------------------
 
 fn dumbbell(access_ms: &[u64]) -> Path<u32> {
@@ -327,6 +533,61 @@ fn access_delay_adds_to_both_directions() {
     assert_eq!(back.at, MS(351 + 351));
     assert_eq!(back.direction, Direction::Return);
     assert_eq!(path.flow_stats(1, Direction::Forward).delivered_packets, 1);
+}
+
+#[test]
+fn recorded_drops_name_their_cause_and_the_senders_time() {
+    let config = PathConfig {
+        forward: LinkConfig {
+            queue: QueueLimit::Packets(2),
+            ..LinkConfig::new(10_000_000, MS(250))
+        },
+        return_link: LinkConfig {
+            loss: LossModel::Bernoulli { probability: 1.0 },
+            ..LinkConfig::new(2_000_000, MS(250))
+        },
+        mtu_bytes: 1500,
+        access_delays: vec![MS(0), MS(100)],
+    };
+    let mut path: Path<u32> = Path::new(&config, 1).unwrap();
+    path.record_drops(true);
+    // Flow 1's three packets reach the bottleneck together after 100 ms of access delay: the
+    // third finds the two-packet buffer full.
+    for id in 0..3 {
+        path.send(MS(5), Direction::Forward, 1, 1500, id);
+    }
+    path.send(MS(7), Direction::Return, 0, 100, 9);
+    while let Some(t) = path.next_event() {
+        path.poll(t);
+    }
+    assert_eq!(
+        path.take_drops(),
+        vec![
+            DropRecord {
+                direction: Direction::Return,
+                flow: 0,
+                sent_at: MS(7),
+                cause: DropCause::LinkLoss
+            },
+            DropRecord {
+                direction: Direction::Forward,
+                flow: 1,
+                sent_at: MS(5),
+                cause: DropCause::QueueFull
+            },
+        ]
+    );
+    assert!(path.take_drops().is_empty());
+    let stats = path.flow_stats(1, Direction::Forward);
+    assert_eq!(
+        (
+            stats.queue_drops,
+            stats.dropped_packets,
+            stats.delivered_packets
+        ),
+        (1, 1, 2)
+    );
+    assert_eq!(path.flow_stats(0, Direction::Return).random_losses, 1);
 }
 
 #[test]

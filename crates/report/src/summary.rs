@@ -83,6 +83,15 @@ pub struct LinkSummary {
     pub loss: LossModel,
     /// Its long-run loss rate.
     pub stationary_loss_rate: f64,
+    /// Per-packet delay variation (absent when none).
+    #[serde(default, skip_serializing_if = "netsim::Jitter::is_none")]
+    pub jitter: netsim::Jitter,
+    /// Mean extra delay the jitter distribution adds to a sparse packet, ms (absent when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_mean_ms: Option<f64>,
+    /// Slotted delivery interval, ms (absent when packets leave as soon as serialized).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_ms: Option<f64>,
     /// Scheduled changes.
     pub schedule: Vec<ScheduleStep>,
 }
@@ -357,6 +366,10 @@ fn link_summary(config: &LinkConfig, base_rtt: Duration) -> LinkSummary {
         aqm: config.aqm,
         loss: config.loss,
         stationary_loss_rate: config.loss.stationary_loss_rate(),
+        jitter: config.jitter,
+        jitter_mean_ms: (!config.jitter.is_none())
+            .then(|| config.jitter.distribution.mean_secs() * 1e3),
+        slot_ms: config.slot.map(|slot| slot.as_secs_f64() * 1e3),
         schedule: config.schedule.clone(),
     }
 }

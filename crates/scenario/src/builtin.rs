@@ -57,6 +57,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "leo-starlink",
         include_str!("../../../scenarios/leo-starlink.toml"),
     ),
+    ("geo-rcs2", include_str!("../../../scenarios/geo-rcs2.toml")),
     (
         "leo-to-geo",
         include_str!("../../../scenarios/leo-to-geo.toml"),

@@ -21,8 +21,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use netsim::{
-    Aqm, ConfigError, DEFAULT_MTU_BYTES, LinkConfig, LossModel, PathConfig, QueueLimit, RedConfig,
-    ScheduleStep,
+    Aqm, ConfigError, DEFAULT_MTU_BYTES, Jitter, JitterDistribution, LinkConfig, LossModel,
+    PathConfig, QueueLimit, RedConfig, ScheduleStep,
 };
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -467,8 +467,88 @@ struct RawLink {
     loss: Option<LossArg>,
     aqm: Option<RawAqm>,
     red: Option<RawRed>,
+    jitter: Option<RawJitter>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    slot: Option<Duration>,
     #[serde(default)]
     schedule: Vec<RawStep>,
+}
+
+/// `jitter = { distribution = "exponential", mean = "10ms" }` and its siblings.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJitter {
+    distribution: String,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    mean: Option<Duration>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    stddev: Option<Duration>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    min: Option<Duration>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    max: Option<Duration>,
+    #[serde(default)]
+    reorder: bool,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    interval: Option<Duration>,
+}
+
+impl RawJitter {
+    /// Each distribution takes exactly its own keys: a key of another one is a mistake (a
+    /// `mean` on a uniform distribution would silently not be the mean).
+    fn into_jitter(self, at: &str) -> Result<Jitter, Problem> {
+        let keys: &[&str] = match self.distribution.as_str() {
+            "exponential" => &["mean"],
+            "uniform" => &["min", "max"],
+            "normal" => &["mean", "stddev"],
+            other => {
+                return Err(problem(
+                    format!("{at}.distribution"),
+                    format!(
+                        "unknown distribution {other:?}; expected \"exponential\" (mean), \
+                         \"uniform\" (min, max) or \"normal\" (mean, stddev)"
+                    ),
+                ));
+            }
+        };
+        let given = [
+            ("mean", self.mean),
+            ("stddev", self.stddev),
+            ("min", self.min),
+            ("max", self.max),
+        ];
+        for (key, value) in given {
+            let problem_text = match (keys.contains(&key), value.is_some()) {
+                (true, false) => format!("required for distribution = {:?}", self.distribution),
+                (false, true) => format!(
+                    "not a parameter of distribution = {:?} (it takes {})",
+                    self.distribution,
+                    keys.join(", ")
+                ),
+                _ => continue,
+            };
+            return Err(problem(format!("{at}.{key}"), problem_text));
+        }
+        let value = |v: Option<Duration>| v.expect("checked above");
+        let distribution = match self.distribution.as_str() {
+            "exponential" => JitterDistribution::Exponential {
+                mean: value(self.mean),
+            },
+            "uniform" => JitterDistribution::Uniform {
+                min: value(self.min),
+                max: value(self.max),
+            },
+            _ => JitterDistribution::Normal {
+                mean: value(self.mean),
+                stddev: value(self.stddev),
+            },
+        };
+        Ok(Jitter {
+            distribution,
+            reorder: self.reorder,
+            interval: self.interval,
+        })
+    }
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq)]
@@ -901,12 +981,18 @@ impl RawLink {
                 loss: step.loss.map(|l| l.0),
             });
         }
+        let jitter = match self.jitter {
+            Some(raw) => raw.into_jitter(&format!("{at}.jitter"))?,
+            None => Jitter::default(),
+        };
         let config = LinkConfig {
             rate_bps: self.rate,
             delay: self.delay,
             queue: self.queue.unwrap_or(QueueLimit::BdpMultiple(1.0)),
             aqm,
             loss: self.loss.map_or(LossModel::None, |l| l.0),
+            jitter,
+            slot: self.slot,
             schedule,
         };
         config.validate(at)?;
@@ -1220,6 +1306,7 @@ queue = "2bdp"
 loss = { model = "gilbert-elliott", p = "1.8%", r = "64.5%" }
 aqm = "red"
 red = { min = 4, max = 12.5, max_p = "5%" }
+jitter = { distribution = "normal", mean = "8ms", stddev = "3ms", reorder = true, interval = "5ms" }
 
 [[path.forward.schedule]]
 at = "5s"
@@ -1236,6 +1323,8 @@ delay = "325ms"
 queue = "50 packets"
 loss = { model = "bernoulli", p = "1%" }
 aqm = "droptail"
+jitter = { distribution = "uniform", min = "0ms", max = "4ms" }
+slot = "100ms"
 
 [transport]
 initial_rtt = "650ms"
@@ -1330,6 +1419,15 @@ repeat_after = "10s"
                     loss_in_good: 0.0,
                     loss_in_bad: 1.0,
                 },
+                jitter: Jitter {
+                    distribution: JitterDistribution::Normal {
+                        mean: ms(8),
+                        stddev: ms(3),
+                    },
+                    reorder: true,
+                    interval: Some(ms(5)),
+                },
+                slot: None,
                 schedule: vec![
                     ScheduleStep {
                         at: Duration::from_secs(5),
@@ -1351,6 +1449,15 @@ repeat_after = "10s"
                 queue: QueueLimit::Packets(50),
                 aqm: Aqm::DropTail,
                 loss: LossModel::Bernoulli { probability: 0.01 },
+                jitter: Jitter {
+                    distribution: JitterDistribution::Uniform {
+                        min: ms(0),
+                        max: ms(4),
+                    },
+                    reorder: false,
+                    interval: None,
+                },
+                slot: Some(ms(100)),
                 schedule: vec![],
             },
             flows: vec![
@@ -1536,6 +1643,61 @@ repeat_after = "10s"
             ],
             "path.forward.red",
         );
+    }
+
+    #[test]
+    fn bad_jitter_and_slot() {
+        let m = fails(
+            BASE,
+            &[r#"path.forward.jitter={ distribution = "pareto", mean = "5ms" }"#],
+            "path.forward.jitter.distribution",
+        );
+        assert!(m.contains("exponential"), "{m}");
+        let m = fails(
+            BASE,
+            &[r#"path.forward.jitter={ distribution = "exponential" }"#],
+            "path.forward.jitter.mean",
+        );
+        assert!(m.contains("required"), "{m}");
+        let m = fails(
+            BASE,
+            &[
+                r#"path.return.jitter={ distribution = "uniform", mean = "5ms", min = "0ms", max = "9ms" }"#,
+            ],
+            "path.return.jitter.mean",
+        );
+        assert!(m.contains("min, max"), "{m}");
+        fails(
+            BASE,
+            &[r#"path.forward.jitter={ distribution = "uniform", min = "9ms", max = "1ms" }"#],
+            "path.forward.jitter",
+        );
+        fails(
+            BASE,
+            &[r#"path.forward.jitter={ distribution = "normal", mean = "9ms", stddev = "0ms" }"#],
+            "path.forward.jitter",
+        );
+        fails(
+            BASE,
+            &[r#"path.forward.jitter={ distribution = "exponential", mean = "-1ms" }"#],
+            "path.forward.jitter",
+        );
+        fails(
+            BASE,
+            &[
+                r#"path.forward.jitter={ distribution = "exponential", mean = "1ms", reorder = "yes" }"#,
+            ],
+            "path.forward.jitter",
+        );
+        fails(
+            BASE,
+            &[
+                r#"path.forward.jitter={ distribution = "exponential", mean = "1ms", interval = "0s" }"#,
+            ],
+            "path.forward.jitter.interval",
+        );
+        fails(BASE, &["path.return.slot=0ms"], "path.return.slot");
+        fails(BASE, &["path.return.slot=100"], "path.return.slot");
     }
 
     #[test]
