@@ -93,7 +93,7 @@ fn controller(
     }
     let spec = scenario::controllers::ControllerSpec::parse(name, &map, "--cc")
         .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?;
-    Ok(lab::controllers::build(&spec, declared_bdp_bytes).factory)
+    Ok(lab::controllers::build(&spec, declared_bdp_bytes, false).factory)
 }
 
 fn size(flag: &str, v: &str) -> anyhow::Result<u64> {

@@ -238,6 +238,9 @@ pub struct TracePoint {
     pub sent_packets: u64,
     /// Congestion events so far.
     pub congestion_events: u64,
+    /// How a classifying controller (Hybla) took its losses so far; `None` for others.
+    #[serde(skip)]
+    pub loss_tally: Option<hybla::LossTally>,
 }
 
 /// Server-side traces of all connections, in accept order.
@@ -473,6 +476,9 @@ fn log_connection(
                     lost_packets: s.path.lost_packets,
                     sent_packets: s.path.sent_packets,
                     congestion_events: s.path.congestion_events,
+                    loss_tally: probe::inner_of(connection.congestion_state())
+                        .and_then(hybla::loss_report_of)
+                        .map(|report| report.tally),
                 });
                 let line = LogLine {
                     t_s: start.elapsed().as_secs_f64(),

@@ -35,6 +35,42 @@ pub const RANDOM_LOSS_MAX_RATE: f64 = 0.05;
 /// no later arithmetic overflows even at ρ = 40 and beyond.
 pub const MAX_WINDOW_BYTES: u64 = 1 << 48;
 
+/// How the controller took a loss: the answer its loss classifier gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LossVerdict {
+    /// The bottleneck is overloaded: the window is reduced (or already was, within the
+    /// current recovery period or by start-up's drain).
+    Congestion,
+    /// A random (link) loss: the window stays.
+    Random,
+}
+
+/// Loss-detection batches and their bytes, by verdict, since the connection began.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LossTally {
+    /// Batches taken as congestion.
+    pub congestion_events: u64,
+    /// Bytes in those batches.
+    pub congestion_bytes: u64,
+    /// Batches taken as random loss.
+    pub random_events: u64,
+    /// Bytes in those batches.
+    pub random_bytes: u64,
+}
+
+/// One loss-detection batch as the controller took it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LossRecord {
+    /// Send time of the newest packet in the batch (quinn reports no other), since the
+    /// controller's epoch.
+    pub sent: Duration,
+    /// Bytes declared lost in the batch.
+    pub lost_bytes: u64,
+    /// How it was taken.
+    pub verdict: LossVerdict,
+}
+
 /// How the initial slow-start threshold is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum InitialSsthresh {
@@ -111,6 +147,9 @@ pub struct HyblaParams {
     /// cannot work: with ACK thinning, one ACK covers a whole 10-packet pacing burst, so
     /// ACK spacing no longer shows the bottleneck's dispersion.
     pub declared_bdp_bytes: Option<u64>,
+    /// Keep a [`LossRecord`] of every loss batch (an instrument: the lab matches them
+    /// against the path's ground truth). Off by default: the log grows with every loss.
+    pub record_losses: bool,
 }
 
 impl Default for HyblaParams {
@@ -125,6 +164,7 @@ impl Default for HyblaParams {
             base_rtt_window: Duration::from_secs(10),
             rate_window: Duration::from_secs(2),
             declared_bdp_bytes: None,
+            record_losses: false,
         }
     }
 }
@@ -189,6 +229,10 @@ pub struct Hybla {
     saturated_at: Option<Duration>,
     /// Time of the latest ACK.
     now: Duration,
+    /// Every loss batch's verdict, counted.
+    loss_tally: LossTally,
+    /// Every loss batch, when `record_losses` is on.
+    loss_records: Vec<LossRecord>,
 }
 
 impl Hybla {
@@ -228,6 +272,44 @@ impl Hybla {
             recent_rtt: WindowedMin::new(Duration::from_millis(100)),
             recovery_start: None,
             loss_seen: false,
+            loss_tally: LossTally::default(),
+            loss_records: Vec::new(),
+        }
+    }
+
+    /// The settings this instance runs with.
+    pub fn params(&self) -> &HyblaParams {
+        &self.params
+    }
+
+    /// How every loss batch so far was taken, counted.
+    pub fn loss_tally(&self) -> LossTally {
+        self.loss_tally
+    }
+
+    /// Every loss batch so far with its verdict (empty unless `record_losses` is on).
+    pub fn loss_records(&self) -> &[LossRecord] {
+        &self.loss_records
+    }
+
+    fn record_loss(&mut self, sent: Duration, lost_bytes: u64, verdict: LossVerdict) {
+        let tally = &mut self.loss_tally;
+        match verdict {
+            LossVerdict::Congestion => {
+                tally.congestion_events += 1;
+                tally.congestion_bytes += lost_bytes;
+            }
+            LossVerdict::Random => {
+                tally.random_events += 1;
+                tally.random_bytes += lost_bytes;
+            }
+        }
+        if self.params.record_losses {
+            self.loss_records.push(LossRecord {
+                sent,
+                lost_bytes,
+                verdict,
+            });
         }
     }
 
@@ -377,11 +459,11 @@ impl Hybla {
         now: Duration,
         sent: Duration,
         persistent: bool,
-        _lost_bytes: u64,
+        lost_bytes: u64,
     ) {
         self.loss_seen = true;
         let was_starting_up = std::mem::replace(&mut self.estimating_ssthresh, false);
-        self.round_lost_bytes += _lost_bytes;
+        self.round_lost_bytes += lost_bytes;
         if was_starting_up {
             self.startup_ended_at = Some(now);
         }
@@ -394,10 +476,18 @@ impl Hybla {
             was_starting_up || self.startup_ended_at.is_some_and(|end| sent <= end + base);
         if self.params.growth == Growth::PipeAware
             && !persistent
-            && _lost_bytes > 0
+            && lost_bytes > 0
             && (sent_in_startup || !self.queue_recently_seen())
             && loss_rate <= RANDOM_LOSS_MAX_RATE
         {
+            // Start-up's losses met its own overshoot, which its drain answers: congestion,
+            // answered once. The others are taken as random.
+            let verdict = if sent_in_startup {
+                LossVerdict::Congestion
+            } else {
+                LossVerdict::Random
+            };
+            self.record_loss(sent, lost_bytes, verdict);
             // A loss with no queue at the bottleneck and a modest loss rate is not
             // congestion: nothing to drain, so the window stays, and no recovery period
             // starts, so growth goes on (at 1 % loss a 600 ms window of thousands of packets
@@ -405,6 +495,9 @@ impl Hybla {
             // period per round would freeze it). The threshold ends slow start.
             self.ssthresh_bytes = self.cwnd_bytes;
             return;
+        }
+        if lost_bytes > 0 {
+            self.record_loss(sent, lost_bytes, LossVerdict::Congestion);
         }
         let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_this_recovery {

@@ -40,11 +40,11 @@ mod quinn;
 mod rate;
 
 pub use crate::core::{
-    Growth, Hybla, HyblaParams, InitialSsthresh, LOSS_FLOOR_FRACTION, MAX_WINDOW_BYTES, Phase,
-    RANDOM_LOSS_MAX_RATE, STARTUP_GAIN_PER_ROUND,
+    Growth, Hybla, HyblaParams, InitialSsthresh, LOSS_FLOOR_FRACTION, LossRecord, LossTally,
+    LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE, STARTUP_GAIN_PER_ROUND,
 };
 pub use crate::min_filter::WindowedMin;
-pub use crate::quinn::HyblaConfig;
+pub use crate::quinn::{HyblaConfig, LossReport, loss_report_of};
 pub use crate::rate::DeliveryRate;
 
 #[cfg(test)]

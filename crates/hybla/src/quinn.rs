@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 
-use crate::core::{Growth, Hybla, HyblaParams, InitialSsthresh};
+use crate::core::{Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally};
 
 /// Hybla's settings and the factory quinn calls per connection. Defaults: RTT0 = 25 ms, initial
 /// ssthresh estimated from the first flight, satquic's pipe-aware growth.
@@ -66,6 +66,13 @@ impl HyblaConfig {
         self
     }
 
+    /// Keep every loss batch with its verdict, for [`loss_report_of`] (an instrument: the log
+    /// grows with every loss; the counts are always kept).
+    pub fn record_losses(&mut self, on: bool) -> &mut Self {
+        self.params.record_losses = on;
+        self
+    }
+
     /// The settings as given.
     pub fn params(&self) -> &HyblaParams {
         &self.params
@@ -85,6 +92,34 @@ impl ControllerFactory for HyblaConfig {
             config: self,
         })
     }
+}
+
+/// What a Hybla controller says of the losses it saw: how it took each batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LossReport {
+    /// Batches and bytes by verdict.
+    pub tally: LossTally,
+    /// When its controller was built: [`LossRecord::sent`] counts from here.
+    pub epoch: Instant,
+    /// Every batch, in the order they happened; `None` without
+    /// [`HyblaConfig::record_losses`].
+    pub records: Option<Vec<LossRecord>>,
+}
+
+/// The loss report of a Hybla controller, e.g. a copy from quinn's
+/// `Connection::congestion_state()`; `None` for any other controller.
+pub fn loss_report_of(controller: Box<dyn Controller>) -> Option<LossReport> {
+    let hybla = controller.into_any().downcast::<HyblaController>().ok()?;
+    Some(LossReport {
+        tally: hybla.core.loss_tally(),
+        epoch: hybla.epoch,
+        records: hybla
+            .core
+            .params()
+            .record_losses
+            .then(|| hybla.core.loss_records().to_vec()),
+    })
 }
 
 /// quinn's view of one connection's Hybla.

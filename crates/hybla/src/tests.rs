@@ -453,3 +453,37 @@ fn a_queue_below_twice_the_threshold_does_not_turn_a_random_loss_into_congestion
     h.on_congestion_event(now, now - MS(10), false, MSS);
     assert!(h.window() < w);
 }
+
+#[test]
+fn every_loss_batch_is_counted_and_recorded_with_its_verdict() {
+    let now = Duration::from_millis(1030);
+    // No queue: random. A 50 ms queue: congestion. ECN-CE (no bytes) is not a loss batch.
+    let mut random = measured_pipe(0);
+    random.on_congestion_event(now, now - MS(10), false, MSS);
+    let mut congested = measured_pipe(50);
+    congested.on_congestion_event(now, now - MS(10), false, 2 * MSS);
+    congested.on_congestion_event(now + MS(1), now - MS(5), false, 0);
+    let (r, c) = (random.loss_tally(), congested.loss_tally());
+    assert_eq!(
+        (r.random_events, r.random_bytes, r.congestion_events),
+        (1, MSS, 0)
+    );
+    assert_eq!(
+        (c.congestion_events, c.congestion_bytes, c.random_events),
+        (1, 2 * MSS, 0)
+    );
+    // Records are kept only on request.
+    assert!(random.loss_records().is_empty());
+    let mut params = random.params().clone();
+    params.record_losses = true;
+    let mut recorded = Hybla::new(params, MSS);
+    recorded.on_congestion_event(now, now - MS(10), true, 3 * MSS);
+    assert_eq!(
+        recorded.loss_records(),
+        &[LossRecord {
+            sent: now - MS(10),
+            lost_bytes: 3 * MSS,
+            verdict: LossVerdict::Congestion
+        }]
+    );
+}

@@ -15,8 +15,14 @@ pub struct Controller {
 }
 
 /// Builds `spec`. `declared_bdp_bytes` is the path's BDP where the caller knows the path
-/// (Hybla's start-up target unless `initial_ssthresh` says otherwise).
-pub fn build(spec: &ControllerSpec, declared_bdp_bytes: Option<u64>) -> Controller {
+/// (Hybla's start-up target unless `initial_ssthresh` says otherwise). `record_losses` makes a
+/// classifying controller keep every loss batch with its verdict (the simulator matches them
+/// against the path's drops; a long-lived real-time endpoint keeps only the counts).
+pub fn build(
+    spec: &ControllerSpec,
+    declared_bdp_bytes: Option<u64>,
+    record_losses: bool,
+) -> Controller {
     let factory: Arc<dyn ControllerFactory + Send + Sync> = match spec {
         ControllerSpec::NewReno {
             initial_window,
@@ -45,7 +51,11 @@ pub fn build(spec: &ControllerSpec, declared_bdp_bytes: Option<u64>) -> Controll
             }
             Arc::new(config)
         }
-        ControllerSpec::Hybla(hybla) => Arc::new(hybla_config(hybla, declared_bdp_bytes)),
+        ControllerSpec::Hybla(hybla) => {
+            let mut config = hybla_config(hybla, declared_bdp_bytes);
+            config.record_losses(record_losses);
+            Arc::new(config)
+        }
     };
     Controller {
         label: spec.name().to_owned(),
@@ -98,7 +108,7 @@ mod tests {
     fn every_registered_controller_builds() {
         for name in scenario::controllers::CONTROLLERS {
             let spec = ControllerSpec::named(name, "cc").unwrap();
-            assert_eq!(build(&spec, Some(1_000_000)).label, name);
+            assert_eq!(build(&spec, Some(1_000_000), false).label, name);
         }
     }
 }

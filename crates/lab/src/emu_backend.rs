@@ -262,6 +262,7 @@ pub fn run_with_qlog(
         controllers.push(controllers::build(
             &spec,
             Some(crate::plan::declared_bdp_bytes(scenario, index)),
+            false,
         ));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -666,6 +667,19 @@ fn outcome(
         let bottleneck = stats.flows.get(index).copied().unwrap_or_default();
         let last = trace.and_then(|t| t.last());
         let mut sender = SenderStats::default();
+        // The data direction: the first application's, as in the simulator.
+        let data_direction = match flow.apps.first().map(|a| &a.kind) {
+            Some(AppKind::Media(m)) if m.upload => 1,
+            Some(AppKind::Bulk(b)) if b.upload => 1,
+            _ => 0,
+        };
+        let losses = sim::LossAccounting {
+            queue_drops: bottleneck[data_direction].queue_drops,
+            aqm_drops: bottleneck[data_direction].early_drops,
+            random_losses: bottleneck[data_direction].random_losses,
+            verdicts: last.and_then(|p| p.loss_tally).map(Into::into),
+            matched: None,
+        };
         if let Some(p) = last {
             sender.sent_packets = p.sent_packets;
             sender.lost_packets = p.lost_packets;
@@ -685,11 +699,6 @@ fn outcome(
         // cwnd/RTT/losses, IP bytes the relay delivered in the data direction (the simulator
         // takes the direction from the first application too).
         let apps = measured.apps.len().max(1);
-        let data_direction = match flow.apps.first().map(|a| &a.kind) {
-            Some(AppKind::Media(m)) if m.upload => 1,
-            Some(AppKind::Bulk(b)) if b.upload => 1,
-            _ => 0,
-        };
         let received_at = |t: Duration| {
             stats
                 .flow_delivered
@@ -745,6 +754,7 @@ fn outcome(
             sender,
             bottleneck_forward: bottleneck[0],
             bottleneck_return: bottleneck[1],
+            losses,
         });
     }
     samples.sort_by_key(|s| (s.t, s.flow));

@@ -148,6 +148,7 @@ pub fn sim_config(
         let controller = controllers::build(
             &flow_controller(flow, spec)?,
             Some(declared_bdp_bytes(scenario, index)),
+            true,
         );
         flows.push(FlowConfig {
             name: flow.name.clone(),

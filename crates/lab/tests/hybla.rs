@@ -35,3 +35,64 @@ fn hybla_reaches_2mb_much_sooner_than_newreno_on_geo_without_a_loss_burst() {
     let lost = runs[0].outcome.flows[0].sender.lost_packets;
     assert!(lost < 50, "hybla lost {lost} packets in 15 s");
 }
+
+/// The loss accounting of a run: every drop of the data sender's packets is counted by cause,
+/// matched to the batch that declared it, and the controller's own counts agree with the
+/// matched ones. A shallow buffer and random loss give both kinds of drop.
+#[test]
+fn every_drop_is_counted_by_cause_and_matched_to_its_verdict() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/thesis-geo.toml");
+    let scenario = Scenario::from_file(
+        &file,
+        &[
+            "duration=20s".to_owned(),
+            "path.forward.queue=0.25bdp".to_owned(),
+            "path.forward.loss=0.5%".to_owned(),
+        ],
+    )
+    .unwrap();
+    let specs: Vec<RunSpec> = ["hybla", "newreno"]
+        .iter()
+        .map(|cc| RunSpec {
+            cc_override: Some(cc.to_string()),
+            seed: 1,
+        })
+        .collect();
+    let runs =
+        runner::run_all(&scenario, &specs, None, 2, &Silent, &AtomicBool::new(false)).unwrap();
+    for run in &runs {
+        let flow = &run.outcome.flows[0];
+        let losses = flow.losses;
+        // Ground truth: the path's own per-flow counters in the data direction.
+        assert_eq!(losses.queue_drops, flow.bottleneck_forward.queue_drops);
+        assert_eq!(losses.random_losses, flow.bottleneck_forward.random_losses);
+        assert!(losses.random_losses > 0, "{}: {losses:?}", run.label);
+    }
+    let hybla = runs[0].outcome.flows[0].losses;
+    assert!(
+        hybla.random_losses > 20 && hybla.queue_drops > 0,
+        "{hybla:?}"
+    );
+    let (verdicts, m) = (hybla.verdicts.unwrap(), hybla.matched.unwrap());
+    // Every drop is matched exactly once, declared or not.
+    assert_eq!(
+        m.queue_drops_as_congestion + m.queue_drops_as_random + m.queue_drops_undeclared,
+        hybla.queue_drops + hybla.aqm_drops
+    );
+    assert_eq!(
+        m.random_losses_as_random + m.random_losses_as_congestion + m.random_losses_undeclared,
+        hybla.random_losses
+    );
+    // quinn declares (almost) every drop: at most a handful are ACK-only or still in flight.
+    let undeclared = m.queue_drops_undeclared + m.random_losses_undeclared;
+    assert!(undeclared <= 5, "{m:?}");
+    // The controller's batches are at least the matched ones' and at most all lost packets.
+    let batches = verdicts.congestion_batches + verdicts.random_batches;
+    assert!(
+        batches >= 1 && batches <= hybla.queue_drops + hybla.random_losses,
+        "{verdicts:?}"
+    );
+    // NewReno does not classify: ground truth only.
+    let newreno = runs[1].outcome.flows[0].losses;
+    assert!(newreno.verdicts.is_none() && newreno.matched.is_none());
+}

@@ -132,6 +132,16 @@ pub fn readings_of(controller: Box<dyn Controller>) -> Option<Arc<ProbeReadings>
         .map(|probed| probed.readings.clone())
 }
 
+/// The controller a [`ProbedFactory`] wrapped, e.g. to ask it for reports of its own (from a
+/// copy of the connection's controller); `None` if `controller` is not wrapped.
+pub fn inner_of(controller: Box<dyn Controller>) -> Option<Box<dyn Controller>> {
+    controller
+        .into_any()
+        .downcast::<Probed>()
+        .ok()
+        .map(|probed| probed.inner)
+}
+
 /// The wrapper: forwards every call, counting bytes in flight on the way.
 struct Probed {
     inner: Box<dyn Controller>,
@@ -246,6 +256,12 @@ mod tests {
         assert_eq!(
             (readings.in_flight_bytes(), acks.load(Ordering::Relaxed)),
             (0, 1)
+        );
+        let inner = inner_of(first.clone_box()).expect("probed");
+        assert_eq!(inner.window(), first.window());
+        assert!(
+            inner_of(inner).is_none(),
+            "the inner controller is not wrapped"
         );
         let plain = quinn_proto::congestion::NewRenoConfig::default();
         assert_eq!(readings.take_min_rtt_sample(), None);

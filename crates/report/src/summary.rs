@@ -174,6 +174,10 @@ pub struct FlowSummary {
     pub forward_queue_drops: u64,
     /// This flow's packets corrupted by forward random loss.
     pub forward_random_losses: u64,
+    /// The data sender's lost packets by cause (ground truth from the path), how its
+    /// controller took them, and (simulator) the two matched packet by packet.
+    #[serde(default)]
+    pub losses: sim::LossAccounting,
     /// Each application on the connection, in flow order.
     pub apps: Vec<AppSummary>,
 }
@@ -513,6 +517,7 @@ fn flow_summary(
         max_cwnd_bytes,
         forward_queue_drops: flow.bottleneck_forward.dropped_packets,
         forward_random_losses: flow.bottleneck_forward.random_losses,
+        losses: flow.losses,
         apps: flow
             .apps
             .iter()

@@ -24,12 +24,13 @@ use quinn_proto::{
     EndpointConfig, Event, ServerConfig,
 };
 
-use netsim::{Direction, IP_UDP_HEADER_BYTES, Path, PathConfig};
+use netsim::{Direction, DropCause, IP_UDP_HEADER_BYTES, Path, PathConfig};
 
 use sched::{Scheduler, SchedulerSpec, TransportView};
 
 use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 use crate::determinism::{FrozenClock, SeededCidGenerator, reset_key, seed_bytes, token_key};
+use crate::losses;
 use crate::outcome::{
     AppSample, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
 };
@@ -247,7 +248,8 @@ impl<'a> Simulation<'a> {
         if config.sample_interval.is_zero() {
             return Err(SimError::Config("sample interval must be positive".into()));
         }
-        let path = Path::new(&config.path, config.seed)?;
+        let mut path = Path::new(&config.path, config.seed)?;
+        path.record_drops(true);
         let identity = Identity::deterministic()?;
         let server_crypto = tls::server_crypto(&identity)?;
         let client_crypto = tls::client_crypto(&identity)?;
@@ -803,7 +805,52 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn finish(self, end_time: Duration) -> RunOutcome {
+    /// The data sender's drops matched against its controller's loss verdicts.
+    fn loss_accounting(&self, index: usize, drops: &[netsim::DropRecord]) -> crate::LossAccounting {
+        let flow = &self.flows[index];
+        let config = &self.config.flows[index];
+        let direction = match config.data_sender() {
+            Role::Server => Direction::Forward,
+            Role::Client => Direction::Return,
+        };
+        let stats = self.path.flow_stats(index, direction);
+        let ground_truth: Vec<losses::Drop> = drops
+            .iter()
+            .filter(|d| d.flow == index && d.direction == direction)
+            .filter(|d| d.cause != DropCause::Oversize)
+            .map(|d| losses::Drop {
+                sent_at: d.sent_at,
+                congestion: d.cause.is_congestion(),
+            })
+            .collect();
+        let report = Self::data_sender(flow, config)
+            .connection
+            .as_ref()
+            .and_then(|(_, c)| probe::inner_of(c.congestion_state().clone_box()))
+            .and_then(hybla::loss_report_of);
+        let matched = report.as_ref().and_then(|report| {
+            let batches: Vec<losses::Batch> = report
+                .records
+                .as_ref()?
+                .iter()
+                .map(|r| losses::Batch {
+                    newest_sent: (report.epoch + r.sent).saturating_duration_since(self.base),
+                    verdict: r.verdict,
+                })
+                .collect();
+            Some(losses::match_losses(&ground_truth, &batches))
+        });
+        crate::LossAccounting {
+            queue_drops: stats.queue_drops,
+            aqm_drops: stats.early_drops,
+            random_losses: stats.random_losses,
+            verdicts: report.map(|r| r.tally.into()),
+            matched,
+        }
+    }
+
+    fn finish(mut self, end_time: Duration) -> RunOutcome {
+        let drops = self.path.take_drops();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (index, flow) in self.flows.iter().enumerate() {
             let config = &self.config.flows[index];
@@ -840,6 +887,7 @@ impl<'a> Simulation<'a> {
                 sender: sender_stats,
                 bottleneck_forward: self.path.flow_stats(index, Direction::Forward),
                 bottleneck_return: self.path.flow_stats(index, Direction::Return),
+                losses: self.loss_accounting(index, &drops),
             });
         }
         let forward = self.path.link(Direction::Forward);

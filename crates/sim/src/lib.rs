@@ -13,6 +13,7 @@ pub mod app;
 pub mod apps;
 mod determinism;
 mod driver;
+pub mod losses;
 mod outcome;
 pub mod tls;
 mod transport;
@@ -20,6 +21,7 @@ mod transport;
 pub use app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
 pub use driver::{Control, FlowApp, FlowConfig, SimConfig, SimError, run};
+pub use losses::LossAccounting;
 pub use outcome::{
     AppSample, EmulatorDrops, EmulatorLateness, FlowEnd, FlowOutcome, LinkSample, RunOutcome,
     Sample, SenderStats,

@@ -71,6 +71,8 @@ pub struct FlowOutcome {
     pub bottleneck_forward: FlowLinkStats,
     /// This flow's packets at the bottleneck, client → server.
     pub bottleneck_return: FlowLinkStats,
+    /// The data sender's lost packets by cause, and how its controller took them.
+    pub losses: crate::LossAccounting,
 }
 
 /// One application's progress at one sample tick.

@@ -7,6 +7,7 @@
 //! tuned until they pass.
 
 mod experiments;
+mod fairness;
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

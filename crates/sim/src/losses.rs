@@ -1,0 +1,221 @@
+//! How a flow's losses were taken, against what happened to its packets on the path: the
+//! instrument behind a loss classifier's accuracy.
+//!
+//! The path knows why every packet it lost was lost ([`netsim::DropCause`]: a full buffer or an
+//! AQM drop is congestion, link corruption is random). A classifying controller (Hybla) says how
+//! it took every loss-detection batch ([`hybla::LossRecord`]). quinn reports one batch per
+//! loss detection with the send time of its newest packet only, so a lost packet is matched to
+//! the first batch (in the order they happened) whose newest packet was sent no earlier than it:
+//! loss detection declares packets in packet-number (send) order, so that batch is the one that
+//! declared it. A drop no batch covers was never declared lost (an ACK-only packet, a packet of
+//! a connection that ended, an MTU probe); a batch that covers no drop declared packets that
+//! were not lost (reordering, an early timer), or only packets an earlier batch covered.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use hybla::LossVerdict;
+
+/// A flow's losses: what the path did, what the controller said, and the two matched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LossAccounting {
+    /// The data sender's packets the bottleneck refused because its buffer was full.
+    pub queue_drops: u64,
+    /// The data sender's packets the bottleneck's AQM (RED) dropped early.
+    pub aqm_drops: u64,
+    /// The data sender's packets corrupted on the link (random loss).
+    pub random_losses: u64,
+    /// How the controller took its loss batches; `None` when it does not classify losses
+    /// (quinn's NewReno and Cubic take every loss as congestion).
+    pub verdicts: Option<VerdictCounts>,
+    /// The drops matched to the batches that declared them (simulator only: it has both the
+    /// path's record and the controller's).
+    pub matched: Option<MatchedLosses>,
+}
+
+/// Loss batches and their bytes, by verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerdictCounts {
+    /// Batches taken as congestion.
+    pub congestion_batches: u64,
+    /// Bytes in them.
+    pub congestion_bytes: u64,
+    /// Batches taken as random loss.
+    pub random_batches: u64,
+    /// Bytes in them.
+    pub random_bytes: u64,
+}
+
+impl From<hybla::LossTally> for VerdictCounts {
+    fn from(tally: hybla::LossTally) -> Self {
+        Self {
+            congestion_batches: tally.congestion_events,
+            congestion_bytes: tally.congestion_bytes,
+            random_batches: tally.random_events,
+            random_bytes: tally.random_bytes,
+        }
+    }
+}
+
+/// Lost packets by cause and by how the batch that declared them was taken.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MatchedLosses {
+    /// Queue and AQM drops in batches taken as congestion.
+    pub queue_drops_as_congestion: u64,
+    /// Queue and AQM drops in batches taken as random.
+    pub queue_drops_as_random: u64,
+    /// Queue and AQM drops no batch declared.
+    pub queue_drops_undeclared: u64,
+    /// Random losses in batches taken as random.
+    pub random_losses_as_random: u64,
+    /// Random losses in batches taken as congestion.
+    pub random_losses_as_congestion: u64,
+    /// Random losses no batch declared.
+    pub random_losses_undeclared: u64,
+    /// Batches that declared none of the path's drops.
+    pub batches_without_drops: u64,
+    /// Share of the declared queue drops taken as congestion (`None` with none declared).
+    pub queue_drop_accuracy: Option<f64>,
+    /// Share of the declared random losses taken as random (`None` with none declared).
+    pub random_loss_accuracy: Option<f64>,
+}
+
+/// One packet the path lost: when its sender sent it, and whether the cause was congestion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drop {
+    /// When the sender handed it to the path.
+    pub sent_at: Duration,
+    /// A full buffer or an AQM drop (true), or link corruption (false).
+    pub congestion: bool,
+}
+
+/// One loss batch as the controller took it, on the run's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    /// Send time of its newest packet.
+    pub newest_sent: Duration,
+    /// How it was taken.
+    pub verdict: LossVerdict,
+}
+
+/// Matches `drops` (any order) to `batches` (in the order they happened).
+pub fn match_losses(drops: &[Drop], batches: &[Batch]) -> MatchedLosses {
+    let mut drops = drops.to_vec();
+    drops.sort_by_key(|d| d.sent_at);
+    let mut m = MatchedLosses::default();
+    let mut next = 0;
+    for batch in batches {
+        let end = next + drops[next..].partition_point(|d| d.sent_at <= batch.newest_sent);
+        if end == next {
+            m.batches_without_drops += 1;
+        }
+        for drop in &drops[next..end] {
+            let counter = match (drop.congestion, batch.verdict) {
+                (true, LossVerdict::Congestion) => &mut m.queue_drops_as_congestion,
+                (true, LossVerdict::Random) => &mut m.queue_drops_as_random,
+                (false, LossVerdict::Random) => &mut m.random_losses_as_random,
+                (false, LossVerdict::Congestion) => &mut m.random_losses_as_congestion,
+            };
+            *counter += 1;
+        }
+        next = end;
+    }
+    for drop in &drops[next..] {
+        if drop.congestion {
+            m.queue_drops_undeclared += 1;
+        } else {
+            m.random_losses_undeclared += 1;
+        }
+    }
+    let share =
+        |right: u64, wrong: u64| (right + wrong > 0).then(|| right as f64 / (right + wrong) as f64);
+    m.queue_drop_accuracy = share(m.queue_drops_as_congestion, m.queue_drops_as_random);
+    m.random_loss_accuracy = share(m.random_losses_as_random, m.random_losses_as_congestion);
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    fn drop(ms: u64, congestion: bool) -> Drop {
+        Drop {
+            sent_at: MS(ms),
+            congestion,
+        }
+    }
+
+    fn batch(ms: u64, verdict: LossVerdict) -> Batch {
+        Batch {
+            newest_sent: MS(ms),
+            verdict,
+        }
+    }
+
+    #[test]
+    fn each_drop_goes_to_the_first_batch_that_reaches_its_send_time() {
+        use LossVerdict::*;
+        // Drops at 10 (queue), 12 (queue), 30 (random), 50 (random), 90 (queue, never declared).
+        let drops = [
+            drop(30, false),
+            drop(10, true),
+            drop(12, true),
+            drop(50, false),
+            drop(90, true),
+        ];
+        // Batch 1 declares 10 and 12 (newest 12) as congestion; batch 2 (newest 20) covers no
+        // drop: a spurious declaration; batch 3 declares 30 and 50 as random; a late batch
+        // whose newest packet is older than the last one's matches nothing.
+        let batches = [
+            batch(12, Congestion),
+            batch(20, Random),
+            batch(55, Random),
+            batch(40, Congestion),
+        ];
+        let m = match_losses(&drops, &batches);
+        assert_eq!(
+            (
+                m.queue_drops_as_congestion,
+                m.queue_drops_as_random,
+                m.queue_drops_undeclared
+            ),
+            (2, 0, 1)
+        );
+        assert_eq!(
+            (
+                m.random_losses_as_random,
+                m.random_losses_as_congestion,
+                m.random_losses_undeclared
+            ),
+            (2, 0, 0)
+        );
+        assert_eq!(m.batches_without_drops, 2);
+        assert_eq!(m.queue_drop_accuracy, Some(1.0));
+        assert_eq!(m.random_loss_accuracy, Some(1.0));
+    }
+
+    #[test]
+    fn accuracy_counts_declared_losses_only() {
+        use LossVerdict::*;
+        let drops = [
+            drop(1, true),
+            drop(2, false),
+            drop(3, false),
+            drop(4, false),
+        ];
+        let batches = [batch(1, Random), batch(3, Congestion), batch(4, Random)];
+        let m = match_losses(&drops, &batches);
+        assert_eq!(m.queue_drop_accuracy, Some(0.0));
+        // Random losses: 2 and 3 as congestion, 4 as random.
+        assert_eq!(m.random_loss_accuracy, Some(1.0 / 3.0));
+        let none = match_losses(&[], &batches);
+        assert_eq!(
+            (none.queue_drop_accuracy, none.random_loss_accuracy),
+            (None, None)
+        );
+        assert_eq!(none.batches_without_drops, 3);
+    }
+}

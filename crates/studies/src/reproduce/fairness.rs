@@ -1,0 +1,430 @@
+//! The fairness matrix: how our controller shares a bottleneck with NewReno and with Cubic
+//! across RTT, buffer depth, queue discipline and random loss, next to NewReno against NewReno
+//! in the same cells (what a fair pair does there), and how it took the queue's drops.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use chart::{Colour, LineStyle, Series, StyledChart, StyledSeries};
+use lab::runner::{self, Job};
+use report::summary::{self, FlowSummary};
+use scenario::{RunSpec, Scenario};
+
+use super::experiments::{check, load, set};
+use super::{Context, ReproduceError, Section};
+
+const FAIRNESS_MATRIX: &str = include_str!("../../../../scenarios/reproduce/fairness-matrix.toml");
+
+/// Equal-RTT paths: RTT (ms), rate, run length (s). The rate keeps each BDP between 40 and
+/// 500 packets; runs at long RTT last longer so that NewReno's sawtooth repeats.
+const PATHS: [(u64, &str, u64); 3] = [
+    (10, "50Mbit", 60),
+    (100, "20Mbit", 120),
+    (600, "10Mbit", 300),
+];
+const BUFFERS_BDP: [f64; 3] = [0.25, 1.0, 4.0];
+const LOSSES_PERCENT: [f64; 2] = [0.0, 0.1];
+/// (ours, other): the two pairs measured and the calibration.
+const PAIRS: [(&str, &str); 3] = [
+    ("hybla", "newreno"),
+    ("hybla", "cubic"),
+    ("newreno", "newreno"),
+];
+/// The share ratio a friendly flow keeps at equal RTT.
+const EQUAL_RTT_BAND: (f64, f64) = (0.67, 1.5);
+/// ... and at very different RTTs ([Caini2004] §6's claim for Hybla).
+const MIXED_RTT_BAND: (f64, f64) = (0.5, 2.0);
+/// Share of the queue's drops a classifier must take as congestion.
+const ACCURACY_TARGET: f64 = 0.9;
+
+/// One measured cell: the path, the pair, and what each flow got.
+#[derive(Debug, Clone)]
+struct Cell {
+    rtt_ms: u64,
+    buffer: String,
+    red: bool,
+    loss_percent: f64,
+    pair: (&'static str, &'static str),
+    /// Goodput over the second half of the run, bit/s: (ours, other).
+    goodput_bps: (f64, f64),
+    /// Our flow's losses as the summary reports them.
+    ours: FlowSummary,
+}
+
+impl Cell {
+    fn ratio(&self) -> f64 {
+        self.goodput_bps.0 / self.goodput_bps.1.max(1.0)
+    }
+
+    fn label(&self) -> String {
+        let aqm = if self.red { "RED" } else { "drop-tail" };
+        let loss = if self.loss_percent > 0.0 {
+            format!(", {} % loss", self.loss_percent)
+        } else {
+            String::new()
+        };
+        format!("{} ms, {} {aqm}{loss}", self.rtt_ms, self.buffer)
+    }
+}
+
+/// RED thresholds for a buffer of `limit_packets`: max at half the buffer, min at a third of
+/// max (Floyd's rule of thumb max = 3·min, and a buffer of at least twice max).
+fn red_thresholds(limit_packets: f64) -> (f64, f64) {
+    let max = (limit_packets / 2.0).max(3.0);
+    (max / 3.0, max)
+}
+
+/// The scenario of one equal-RTT cell.
+fn equal_rtt_scenario(
+    (rtt_ms, rate, duration_s): (u64, &str, u64),
+    buffer_bdp: f64,
+    red: bool,
+    loss_percent: f64,
+    (ours, other): (&str, &str),
+) -> Result<Scenario, ReproduceError> {
+    let one_way = format!("{}ms", rtt_ms as f64 / 2.0);
+    let loss = format!("{loss_percent}%");
+    let mut overrides = vec![
+        ("duration", format!("{duration_s}s")),
+        ("path.forward.rate", rate.into()),
+        ("path.return.rate", rate.into()),
+        ("path.forward.delay", one_way.clone()),
+        ("path.return.delay", one_way),
+        ("path.forward.queue", format!("{buffer_bdp}bdp")),
+        ("path.forward.loss", loss.clone()),
+        ("path.return.loss", loss),
+        ("flow.0.cc", ours.into()),
+        ("flow.1.cc", other.into()),
+    ];
+    if red {
+        let rate_bps = scenario::units::parse_rate(rate).expect("a valid rate");
+        let bdp = netsim::bdp_bytes(rate_bps, std::time::Duration::from_millis(rtt_ms));
+        let (min, max) = red_thresholds(bdp as f64 * buffer_bdp / 1500.0);
+        overrides.push(("path.forward.aqm", "red".into()));
+        overrides.push((
+            "path.forward.red",
+            format!("{{ min = {min:.2}, max = {max:.2} }}"),
+        ));
+    }
+    load(FAIRNESS_MATRIX, "fairness-matrix", &set(&overrides))
+}
+
+/// The scenario of a mixed-RTT cell: ours at 600 ms, the other at 25 ms, 10 Mbit/s.
+fn mixed_rtt_scenario(buffer: &str, ours: &str) -> Result<Scenario, ReproduceError> {
+    load(
+        FAIRNESS_MATRIX,
+        "fairness-matrix",
+        &set(&[
+            ("duration", "300s".into()),
+            ("path.forward.rate", "10Mbit".into()),
+            ("path.return.rate", "10Mbit".into()),
+            ("path.forward.delay", "12.5ms".into()),
+            ("path.return.delay", "12.5ms".into()),
+            ("path.forward.queue", buffer.into()),
+            ("flow.0.cc", ours.into()),
+            ("flow.0.access_delay", "287.5ms".into()),
+            ("flow.1.cc", "newreno".into()),
+        ]),
+    )
+}
+
+/// Runs every scenario as written (no controller override), seed 1.
+fn run_scenarios(
+    ctx: &Context,
+    scenarios: &[Scenario],
+) -> Result<Vec<report::CompletedRun>, ReproduceError> {
+    let spec = RunSpec {
+        cc_override: None,
+        seed: 1,
+    };
+    let mut jobs: Vec<Job> = Vec::new();
+    for scenario in scenarios {
+        jobs.extend(runner::jobs(scenario, std::slice::from_ref(&spec), None)?);
+    }
+    Ok(runner::run_jobs(
+        &jobs,
+        ctx.threads,
+        ctx.progress,
+        ctx.cancel,
+        &|_, _| {},
+    )?)
+}
+
+/// Each flow's goodput over the second half of the run, bit/s.
+fn second_half_goodput_bps(run: &report::CompletedRun, flows: usize) -> Vec<f64> {
+    let end = run.outcome.end_time;
+    let half = end / 2;
+    (0..flows)
+        .map(|flow| {
+            let at = |t| {
+                run.outcome
+                    .samples
+                    .iter()
+                    .rev()
+                    .find(|s| s.flow == flow && s.t <= t)
+                    .map_or(0, |s| s.delivered_bytes)
+            };
+            (at(end) - at(half)) as f64 * 8.0 / (end - half).as_secs_f64()
+        })
+        .collect()
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{:.0} %", 100.0 * v))
+}
+
+fn in_band(ratio: f64, (lo, hi): (f64, f64)) -> bool {
+    (lo..=hi).contains(&ratio)
+}
+
+pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
+    // Equal-RTT cells, every pair.
+    let mut keys = Vec::new();
+    let mut scenarios = Vec::new();
+    for path in PATHS {
+        for buffer in BUFFERS_BDP {
+            for red in [false, true] {
+                for loss in LOSSES_PERCENT {
+                    for pair in PAIRS {
+                        keys.push((path.0, buffer, red, loss, pair));
+                        scenarios.push(equal_rtt_scenario(path, buffer, red, loss, pair)?);
+                    }
+                }
+            }
+        }
+    }
+    const MIXED_BUFFERS: [(&str, &str); 2] = [
+        ("shallow (1 BDP at 25 ms, 31 kB)", "1bdp"),
+        ("deep (1 BDP at 600 ms, 750 kB)", "600ms"),
+    ];
+    let mixed_start = scenarios.len();
+    for (_, buffer) in MIXED_BUFFERS {
+        for ours in ["hybla", "newreno"] {
+            scenarios.push(mixed_rtt_scenario(buffer, ours)?);
+        }
+    }
+    let runs = run_scenarios(ctx, &scenarios)?;
+    let cells: Vec<Cell> = keys
+        .iter()
+        .zip(&runs)
+        .zip(&scenarios)
+        .map(
+            |((&(rtt_ms, buffer, red, loss_percent, pair), run), scenario)| {
+                let goodput = second_half_goodput_bps(run, 2);
+                let summary = summary::run_summary(scenario, &run.label, &run.outcome);
+                Cell {
+                    rtt_ms,
+                    buffer: format!("{buffer} BDP"),
+                    red,
+                    loss_percent,
+                    pair,
+                    goodput_bps: (goodput[0], goodput[1]),
+                    ours: summary.flows[0].clone(),
+                }
+            },
+        )
+        .collect();
+
+    let dir = ctx.out.join("fairness-matrix");
+    std::fs::create_dir_all(&dir).map_err(|source| ReproduceError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let calibration = |c: &Cell| {
+        cells
+            .iter()
+            .find(|k| {
+                k.pair == ("newreno", "newreno")
+                    && (k.rtt_ms, &k.buffer, k.red, k.loss_percent)
+                        == (c.rtt_ms, &c.buffer, c.red, c.loss_percent)
+            })
+            .map_or(f64::NAN, Cell::ratio)
+    };
+    let friendly = |c: &Cell| {
+        let r = c.ratio();
+        let reference = calibration(c);
+        in_band(r, EQUAL_RTT_BAND) || (r.ln().abs() <= reference.ln().abs() + 1e-9)
+    };
+
+    let mut measured = String::from(
+        "Each cell: our goodput / the other flow's over the second half of the run, with each flow's goodput in Mbit/s; then the share of our queue drops (overflow and RED) we took as congestion. NewReno/NewReno is the calibration: what two identical fair flows get in that cell.\n",
+    );
+    let mut unfriendly = Vec::new();
+    let mut worst_accuracy: (f64, String) = (f64::INFINITY, String::new());
+    let mut figures = Vec::new();
+    for other in ["newreno", "cubic"] {
+        let _ = write!(
+            measured,
+            "\n**hybla against {other}**\n\n| RTT, buffer, queue | loss | hybla / {other} | Mbit/s | NewReno / NewReno | queue drops taken as congestion | random losses taken as random |\n|---|---|---|---|---|---|---|\n"
+        );
+        for c in cells.iter().filter(|c| c.pair == ("hybla", other)) {
+            let m = c.ours.losses.matched.unwrap_or_default();
+            let ok = friendly(c);
+            if !ok {
+                unfriendly.push(format!("{other}: {} ({:.2})", c.label(), c.ratio()));
+            }
+            let queue_drops = m.queue_drops_as_congestion + m.queue_drops_as_random;
+            if let Some(a) = m.queue_drop_accuracy
+                && a < worst_accuracy.0
+            {
+                worst_accuracy = (a, format!("against {other}: {}", c.label()));
+            }
+            let aqm = if c.red { "RED" } else { "drop-tail" };
+            let _ = writeln!(
+                measured,
+                "| {} ms, {}, {aqm} | {} % | {}{:.2} | {:.2} / {:.2} | {:.2} | {} of {queue_drops} | {} |",
+                c.rtt_ms,
+                c.buffer,
+                c.loss_percent,
+                if ok { "" } else { "**✗** " },
+                c.ratio(),
+                c.goodput_bps.0 / 1e6,
+                c.goodput_bps.1 / 1e6,
+                calibration(c),
+                percent(m.queue_drop_accuracy),
+                percent(m.random_loss_accuracy),
+            );
+        }
+        figures.push(ratio_figure(&dir, &cells, other)?);
+    }
+
+    let _ = write!(
+        measured,
+        "\n**Mixed RTT: the first flow at 600 ms (287.5 ms access delay each way) against NewReno at 25 ms, 10 Mbit/s, 300 s**\n\n| buffer | first flow | first / NewReno at 25 ms | Mbit/s | queue drops taken as congestion |\n|---|---|---|---|---|\n"
+    );
+    let mut mixed_ok = true;
+    let mut mixed_measured = Vec::new();
+    for (k, (label, _)) in MIXED_BUFFERS.iter().enumerate() {
+        for (j, ours) in ["hybla", "newreno"].iter().enumerate() {
+            let index = mixed_start + 2 * k + j;
+            let run = &runs[index];
+            let goodput = second_half_goodput_bps(run, 2);
+            let ratio = goodput[0] / goodput[1].max(1.0);
+            let flow = &summary::run_summary(&scenarios[index], &run.label, &run.outcome).flows[0];
+            let accuracy = flow.losses.matched.and_then(|m| m.queue_drop_accuracy);
+            if *ours == "hybla" {
+                mixed_ok &= in_band(ratio, MIXED_RTT_BAND);
+                mixed_measured.push(format!("{label}: {ratio:.2}"));
+                if let Some(a) = accuracy
+                    && a < worst_accuracy.0
+                {
+                    worst_accuracy = (a, format!("mixed RTT, {label}"));
+                }
+            }
+            let _ = writeln!(
+                measured,
+                "| {label} | {ours} | {ratio:.2} | {:.2} / {:.2} | {} |",
+                goodput[0] / 1e6,
+                goodput[1] / 1e6,
+                percent(accuracy)
+            );
+        }
+    }
+
+    let checks = vec![
+        check(
+            "Friendly: hybla / other within [0.67, 1.5], or no further from 1 than NewReno / NewReno, in every equal-RTT cell",
+            if unfriendly.is_empty() {
+                "every cell".to_string()
+            } else {
+                format!(
+                    "{} cells outside: {}",
+                    unfriendly.len(),
+                    unfriendly.join("; ")
+                )
+            },
+            unfriendly.is_empty(),
+        ),
+        check(
+            "Mixed RTT: hybla at 600 ms / NewReno at 25 ms within [0.5, 2] in both buffers",
+            mixed_measured.join(", "),
+            mixed_ok,
+        ),
+        check(
+            "Accurate: ≥ 90 % of hybla's queue drops (overflow and RED) taken as congestion in every cell",
+            if worst_accuracy.1.is_empty() {
+                "no queue drops".to_string()
+            } else {
+                format!(
+                    "worst {:.0} % ({})",
+                    100.0 * worst_accuracy.0,
+                    worst_accuracy.1
+                )
+            },
+            worst_accuracy.0 >= ACCURACY_TARGET,
+        ),
+    ];
+    Ok(Section {
+        id: "fairness-matrix".into(),
+        title: "Fairness matrix: sharing a bottleneck with NewReno and Cubic".into(),
+        scenario: "Two unlimited downloads from t = 0 on one bottleneck, seed 1. Equal RTTs of 10 / 100 / 600 ms at 50 / 20 / 10 Mbit/s (60 / 120 / 300 s), forward buffers of 0.25 / 1 / 4 BDP, drop-tail or RED (max threshold at half the buffer, min at a third of max, max_p 10 %), no loss or 0.1 % random loss both ways; hybla against NewReno, against Cubic, and NewReno against NewReno. Mixed RTT: the first flow with 287.5 ms of access delay each way (RTT 600 ms) against NewReno at 25 ms, 10 Mbit/s, 300 s, through a buffer of 1 BDP at 25 ms or 1 BDP at 600 ms. Shares are goodputs over the second half of the run.".into(),
+        published: "Targets set for satquic's Hybla: at equal RTT our share over the other's within [0.67, 1.5] or no further from 1 than NewReno against NewReno; at 600 ms against NewReno at 25 ms within [0.5, 2] ([Caini2004] §6: Hybla at long RTT gets about the share of a wired NewReno); ≥ 90 % of queue drops taken as congestion.".into(),
+        measured,
+        checks,
+        notes: String::new(),
+        figures,
+    })
+}
+
+/// Our share over the other flow's per cell, with NewReno/NewReno's in the same cells and the
+/// friendly band: one figure per opponent.
+fn ratio_figure(
+    dir: &std::path::Path,
+    cells: &[Cell],
+    other: &str,
+) -> Result<PathBuf, ReproduceError> {
+    let ours: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.pair == ("hybla", other))
+        .collect();
+    let reference: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.pair == ("newreno", "newreno"))
+        .collect();
+    let points = |list: &[&Cell]| -> Vec<(f64, f64)> {
+        list.iter()
+            .enumerate()
+            .map(|(i, c)| ((i + 1) as f64, c.ratio().log2()))
+            .collect()
+    };
+    let n = ours.len() as f64;
+    let band = |v: f64, label: &str| StyledSeries {
+        series: Series {
+            label: label.into(),
+            points: vec![(1.0, v.log2()), (n, v.log2())],
+        },
+        style: LineStyle::reference(Colour::Grey),
+    };
+    let lines = vec![
+        StyledSeries {
+            series: Series {
+                label: format!("hybla / {other}"),
+                points: points(&ours),
+            },
+            style: LineStyle::data(0),
+        },
+        StyledSeries {
+            series: Series {
+                label: "newreno / newreno (calibration)".into(),
+                points: points(&reference),
+            },
+            style: LineStyle::data(1),
+        },
+        band(EQUAL_RTT_BAND.1, "friendly band 0.67–1.5"),
+        band(EQUAL_RTT_BAND.0, ""),
+    ];
+    let stem = dir.join(format!("ratio-vs-{other}"));
+    let title = format!("Share ratio against {other} per cell (log2; 0 = equal shares)");
+    chart::styled_line_chart(
+        &stem,
+        &StyledChart {
+            title: &title,
+            subtitle: "cells 1–12: RTT 10 ms, 13–24: 100 ms, 25–36: 600 ms; within each: buffer 0.25/1/4 BDP × drop-tail/RED × loss 0/0.1 %",
+            x_label: "cell",
+            y_label: "log2(first flow / second flow)",
+            legend_title: "",
+            lines: &lines,
+        },
+    )?;
+    Ok(PathBuf::from("fairness-matrix").join(format!("ratio-vs-{other}.png")))
+}
