@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use crate::min_filter::WindowedMin;
+use crate::queue::QueueMonitor;
 use crate::rate::DeliveryRate;
 
 /// Window growth per round in start-up once the window has reached the path estimate (the
@@ -16,20 +17,36 @@ use crate::rate::DeliveryRate;
 /// doubling overshoots by at most ≈ 0.44 BDP before the queue signal returns, one RTT later.
 pub const STARTUP_GAIN_PER_ROUND: f64 = 2.0;
 
-/// The loss floor is this fraction of the last round's pipe. Below 1 so that every
-/// reduction empties the queue for a moment: a queue that stood longer than the base-RTT
-/// window inflates the base RTT, hence the pipe estimate, hence the floor, and would then
-/// sustain itself; 10 % below lets the next RTT samples see the empty path again.
-pub const LOSS_FLOOR_FRACTION: f64 = 0.9;
-
-/// Packets quinn's pacer may release at once (its minimum burst): a queue this long at the
-/// bottleneck is the pacer's doing, not congestion.
-pub const PACING_BURST_PACKETS: u64 = 10;
-
 /// Above this share of lost bytes in a round, losses count as congestion even with no queue
 /// in sight (a policer drops without queueing). BBRv2 uses 2 %; random loss on satellite
 /// links reaches 1–2 %, so the bar sits higher.
 pub const RANDOM_LOSS_MAX_RATE: f64 = 0.05;
+
+/// The loss share is measured over at least this many packets' worth of bytes: with 2 %
+/// random loss, 200 packets hold 4 losses on average and more than 10 (5 %) one time in 300.
+pub const LOSS_RATE_SAMPLE_PACKETS: u64 = 200;
+
+/// ... and over at most this many rounds.
+pub const LOSS_RATE_ROUNDS: usize = 16;
+
+/// The flow shares the bottleneck when, with a queue standing, it gets less than this share
+/// of the capacity it has measured: someone else's packets are in the queue.
+pub const COMPETITION_RATE_SHARE: f64 = 0.85;
+
+/// When the base RTT needs refreshing, the window drops to this share of the pipe for a
+/// round: 10 % below, so that the flow's own queue empties and the samples see the path.
+pub const BASE_REFRESH_FRACTION: f64 = 0.9;
+
+/// The link is full when the flow gets at least this share of the capacity.
+pub const SATURATION_RATE_SHARE: f64 = 0.95;
+
+/// How long the flow keeps behaving as one of several after the last sign of competition, at
+/// least: a competitor's sawtooth empties a shallow queue for a few RTTs after each of its
+/// losses, and regrowing at Hybla's speed into that gap would take the competitor's share.
+pub const COMPETITION_HOLD: Duration = Duration::from_secs(2);
+
+/// ... and at least this many base RTTs.
+pub const COMPETITION_HOLD_RTTS: u32 = 4;
 
 /// Upper bound of the window, bytes: far beyond any path (2⁴⁸ B = 256 TiB), low enough that
 /// no later arithmetic overflows even at ρ = 40 and beyond.
@@ -85,39 +102,44 @@ pub enum InitialSsthresh {
     Infinite,
 }
 
+/// How a flow that shares its bottleneck grows its window each RTT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompetingGrowth {
+    /// One segment per RTT: NewReno's additive increase.
+    Reno,
+    /// ρ segments per RTT: a NewReno at RTT0 filling a queue, seen from our RTT.
+    Rho,
+    /// ρ_q² segments per RTT with ρ_q = (base RTT + queue) / (RTT0 + queue): \[Caini2004\]'s
+    /// rule with the RTTs the two flows actually have when the queue they share holds q.
+    QueueRho,
+}
+
 /// Which growth rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Growth {
     /// \[Caini2004\] eq. 9 exactly: +(2^ρ − 1) per MSS in slow start, +ρ²/W per MSS in
     /// congestion avoidance.
     Seed,
-    /// satquic's extension: \[Caini2004\]'s ρ² growth while the window is below the estimated pipe
-    /// (delivery rate × base RTT), ρ·MSS per RTT above it; random loss kept apart from
-    /// congestion; on congestion, Westwood+'s floor instead of a blind halving.
+    /// satquic's extension: \[Caini2004\]'s growth where the path has room, a loss classifier
+    /// that keeps random loss apart from congestion, and NewReno's manners where the queue is
+    /// shared.
     ///
-    /// Why ρ above the pipe: at ρ = 20 \[Caini2004\]'s congestion avoidance adds ρ² = 400 packets
-    /// per RTT, about a whole 1-BDP buffer, and the loss signal arrives one RTT late — so every
-    /// cycle ends in a burst of hundreds of drops (the QUIC Hybla thesis's picture; 14 % loss
-    /// measured here). Once the pipe is full, extra window only fills the queue, and the
-    /// reference connection Hybla emulates (RTT0) fills it at 1 MSS per RTT0 = ρ MSS per our
-    /// RTT. Growing at that pace above the pipe keeps the overshoot at ρ packets, as for
-    /// NewReno at RTT0, while below the pipe the window refills at full Hybla speed. The pipe
-    /// is the smaller of the best in the rate window and the last round's, so after a
-    /// congestion loss a flow does not jump back to a share it had before: that is what keeps
-    /// Hybla within [0.5, 2] of a same-RTT Cubic.
+    /// Growth: ρ² per RTT (eq. 9) while no queue stands at the bottleneck (the window is below
+    /// the pipe). With a queue of its own and nobody else's (the flow gets about the capacity
+    /// it measured), the window holds: past the pipe, more window only lengthens the queue,
+    /// and a flow that keeps the queue short sees its random losses at an empty queue. With
+    /// somebody else's packets in the queue (the flow gets clearly less than the capacity) the
+    /// flow competes: it grows by the `competing` rule of [`CompetingGrowth`] per RTT, whether
+    /// the queue stands or a competitor's loss just emptied it.
     ///
-    /// Random loss: a loss with no queue at the bottleneck (none above twice the saturation
-    /// threshold within the last base RTT) and a loss share of at most
-    /// [`RANDOM_LOSS_MAX_RATE`] keeps the window and opens no recovery period: at 1 % loss a
-    /// 600 ms window of hundreds of packets has losses every round, and halving (or freezing
-    /// growth) each round collapses it to the Mathis bound.
-    ///
-    /// Congestion: W ← max(β·W, min(W, [`LOSS_FLOOR_FRACTION`] × delivery rate of the last
-    /// round × base RTT)) — Westwood+'s rule (Mascolo et al. 2001) with the rate the flow
-    /// actually got in the last round trip, which drains a full buffer to this flow's share.
-    /// Flows sharing a queue all see the same RTT inflation, so all reduce by the same factor
-    /// base RTT / RTT: multiplicative decrease, equal for all, which keeps additive-increase
-    /// convergence to fair shares.
+    /// Losses ([`crate::queue`] has the rule): congestion when the queue at the lost packet's
+    /// send time was in the upper part of what this path's queue has been seen to hold, or the
+    /// loss share of the last two rounds exceeds [`RANDOM_LOSS_MAX_RATE`]; random otherwise. A
+    /// random loss keeps the window and opens no recovery period (at 1 % loss a 600 ms window
+    /// of hundreds of packets has losses every round; halving per round would collapse it to
+    /// the Mathis bound). A congestion loss halves the window, once per recovery period, as
+    /// NewReno does: where the flow is alone, Hybla's ρ² regrowth refills the pipe within a few
+    /// RTTs, and where it is not, the same decrease as its neighbours' keeps the shares fair.
     PipeAware,
 }
 
@@ -150,6 +172,8 @@ pub struct HyblaParams {
     /// Keep a [`LossRecord`] of every loss batch (an instrument: the lab matches them
     /// against the path's ground truth). Off by default: the log grows with every loss.
     pub record_losses: bool,
+    /// How the window grows while the bottleneck is shared ([`Growth::PipeAware`]).
+    pub competing_growth: CompetingGrowth,
 }
 
 impl Default for HyblaParams {
@@ -165,6 +189,7 @@ impl Default for HyblaParams {
             rate_window: Duration::from_secs(2),
             declared_bdp_bytes: None,
             record_losses: false,
+            competing_growth: CompetingGrowth::Reno,
         }
     }
 }
@@ -192,26 +217,35 @@ pub struct Hybla {
     base_rtt: WindowedMin,
     /// Smallest RTT sample of the current ACK frame (the freshest queue-delay reading).
     frame_min_rtt: Option<Duration>,
+    /// Send time of the packet behind `frame_min_rtt`.
+    frame_min_sent: Duration,
     /// Latest send time among the packets of the current ACK frame.
     frame_newest_sent: Duration,
-    /// Bytes delivered and lost in the current round (one base RTT) and the loss share of
-    /// the previous round.
+    /// Bytes delivered and lost in the current round (one base RTT).
     round_delivered_bytes: u64,
     round_lost_bytes: u64,
     round_start: Duration,
-    previous_round_delivered_bytes: u64,
-    previous_round_lost_bytes: u64,
+    /// (delivered, lost) bytes of the last [`LOSS_RATE_ROUNDS`] rounds, newest last.
+    past_rounds: std::collections::VecDeque<(u64, u64)>,
     /// When start-up ended (its drain already took the window to the pipe).
     startup_ended_at: Option<Duration>,
     /// When the window first reached the start-up target.
     reached_target_at: Option<Duration>,
-    /// Queueing delay: the smallest RTT sample of the last quarter base RTT − base RTT.
-    queue_delay: Duration,
-    /// Minimum of the per-frame RTT samples over the last quarter base RTT. A queue at the
-    /// bottleneck lasts; a single inflated sample is ACK delay (a frame sent by the peer's
-    /// max_ack_delay timer, up to 40 ms with the satellite preset) or jitter on the return
-    /// link, and must not read as congestion.
-    recent_rtt: WindowedMin,
+    /// The bottleneck queue as the RTT samples show it; the loss classifier.
+    queue: QueueMonitor,
+    /// Until when the flow behaves as one of several sharing the bottleneck.
+    competing_until: Option<Duration>,
+    /// When the window was last reduced (a congestion loss, or shedding the flow's own
+    /// excess queue).
+    reduced_at: Option<Duration>,
+    /// Since when a queue has stood while the flow got clearly less than the capacity.
+    competition_seen_since: Option<Duration>,
+    /// When a queue of at least the flow's budget was last seen.
+    saturated_at: Option<Duration>,
+    /// Since when a queue of more than twice the flow's budget has stood.
+    excess_since: Option<Duration>,
+    /// When the path was last seen without a standing queue (the base RTT is fresh).
+    path_seen_empty_at: Option<Duration>,
     recovery_start: Option<Duration>,
     loss_seen: bool,
     /// Delivery rate over the last rounds: the start-up ssthresh and the pipe estimate.
@@ -220,13 +254,6 @@ pub struct Hybla {
     estimating_ssthresh: bool,
     /// Start-up target: the declared BDP, raised by the dispersion estimate of the first flights.
     startup_target_bytes: Option<u64>,
-    /// Last time a queue of twice the saturation threshold was seen: a loss then is taken
-    /// for congestion. Between one and two thresholds a queue may be our own pacing bursts
-    /// plus ACK-timing jitter; answering it as congestion drains the window round after
-    /// round under random loss.
-    congested_at: Option<Duration>,
-    /// Last time a queue was seen at the bottleneck (the pipe estimate is then a ceiling).
-    saturated_at: Option<Duration>,
     /// Time of the latest ACK.
     now: Duration,
     /// Every loss batch's verdict, counted.
@@ -247,8 +274,6 @@ impl Hybla {
         Self {
             estimating_ssthresh: params.initial_ssthresh == InitialSsthresh::Estimate,
             startup_target_bytes: params.declared_bdp_bytes,
-            saturated_at: None,
-            congested_at: None,
             now: Duration::ZERO,
             rate: DeliveryRate::new(params.rate_window),
             cwnd_bytes: params.initial_window_bytes.max(2 * mss_bytes),
@@ -260,16 +285,21 @@ impl Hybla {
             rho: 1.0,
             rho_known: false,
             frame_min_rtt: None,
+            frame_min_sent: Duration::ZERO,
             frame_newest_sent: Duration::ZERO,
             reached_target_at: None,
             startup_ended_at: None,
             round_delivered_bytes: 0,
             round_lost_bytes: 0,
             round_start: Duration::ZERO,
-            previous_round_delivered_bytes: 0,
-            previous_round_lost_bytes: 0,
-            queue_delay: Duration::ZERO,
-            recent_rtt: WindowedMin::new(Duration::from_millis(100)),
+            past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
+            queue: QueueMonitor::new(),
+            competing_until: None,
+            reduced_at: None,
+            competition_seen_since: None,
+            saturated_at: None,
+            excess_since: None,
+            path_seen_empty_at: None,
             recovery_start: None,
             loss_seen: false,
             loss_tally: LossTally::default(),
@@ -353,9 +383,31 @@ impl Hybla {
         self.base_rtt.get()
     }
 
-    /// Queueing delay: smallest RTT sample of the last quarter base RTT − base RTT.
+    /// Queueing delay: the smallest RTT sample of the last quarter base RTT (at least
+    /// [`crate::queue::MIN_FILTER_WINDOW`]) − base RTT.
     pub fn queue_delay(&self) -> Duration {
-        self.queue_delay
+        self.queue.delay()
+    }
+
+    /// The queue this flow keeps as its own when alone (2 ms or twice the measured jitter).
+    pub fn queue_budget(&self) -> Duration {
+        self.queue.budget()
+    }
+
+    /// A loss at a queue of this delay or more is congestion (now: as one of several flows
+    /// or as the only one).
+    pub fn congestion_threshold(&self) -> Duration {
+        self.queue.congestion_threshold(self.competing())
+    }
+
+    /// Jitter of the RTT samples (RFC 3550's mean absolute difference of successive ones).
+    pub fn jitter(&self) -> Duration {
+        self.queue.jitter()
+    }
+
+    /// Whether the flow currently behaves as one of several sharing the bottleneck.
+    pub fn competing(&self) -> bool {
+        self.competing_until.is_some_and(|until| self.now < until)
     }
 
     /// Smallest window: minimum_window_packets × MSS, times ρ (\[Cavallotti2024\] §4.2.3).
@@ -379,7 +431,10 @@ impl Hybla {
         self.now = now;
         if let Some(sample) = now.checked_sub(sent) {
             self.base_rtt.update(now, sample);
-            self.frame_min_rtt = Some(self.frame_min_rtt.map_or(sample, |m| m.min(sample)));
+            if self.frame_min_rtt.is_none_or(|m| sample < m) {
+                self.frame_min_rtt = Some(sample);
+                self.frame_min_sent = sent;
+            }
             self.frame_newest_sent = self.frame_newest_sent.max(sent);
             self.update_rho();
         }
@@ -393,31 +448,45 @@ impl Hybla {
         self.grow(bytes);
     }
 
-    /// End of one ACK frame: queue-delay reading and the start-up bandwidth estimate.
+    /// End of one ACK frame: queue-delay reading, competition, and the start-up bandwidth
+    /// estimate.
     pub fn on_end_acks(&mut self, now: Duration) {
         let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
-            self.recent_rtt.set_window(base / 4);
-            self.recent_rtt.update(now, sample);
-            let recent = self.recent_rtt.get().unwrap_or(sample);
-            self.queue_delay = recent.saturating_sub(base);
-            // A queue of more than 2 % of the base RTT (at least 2 ms, above ACK-delay noise,
-            // and more than one pacing burst) means the bottleneck is saturated and the
-            // delivery rate is its capacity (or our share of it), not just cwnd / RTT.
-            let threshold = self.queue_threshold(base);
-            if self.queue_delay >= 2 * threshold {
-                self.congested_at = Some(now);
-            }
-            if self.queue_delay >= threshold {
+            let packet_time = self
+                .capacity_bytes_per_s()
+                .filter(|c| *c > 0.0)
+                .map_or(Duration::ZERO, |c| {
+                    Duration::from_secs_f64(self.mss_bytes as f64 / c)
+                });
+            self.queue
+                .on_frame(now, self.frame_min_sent, sample, base, packet_time);
+            queue_now = self.queue.delay() >= self.queue.budget();
+            if queue_now {
                 self.saturated_at = Some(now);
-                queue_now = true;
+            }
+            if self.queue.standing() < self.queue.budget() / 2 {
+                self.path_seen_empty_at = Some(now);
+            }
+            if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh {
+                self.detect_competition(now, base);
+                if !self.competing() {
+                    self.drain_own_queue(now, base);
+                    self.refresh_base_rtt(now, base);
+                }
             }
         }
         let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
         if now >= self.round_start + horizon {
             self.round_start = now;
-            self.previous_round_delivered_bytes = std::mem::take(&mut self.round_delivered_bytes);
-            self.previous_round_lost_bytes = std::mem::take(&mut self.round_lost_bytes);
+            let round = (
+                std::mem::take(&mut self.round_delivered_bytes),
+                std::mem::take(&mut self.round_lost_bytes),
+            );
+            if self.past_rounds.len() == LOSS_RATE_ROUNDS {
+                self.past_rounds.pop_front();
+            }
+            self.past_rounds.push_back(round);
         }
         self.rate.on_end_acks(now, self.mss_bytes, horizon);
         if !self.estimating_ssthresh {
@@ -431,16 +500,11 @@ impl Hybla {
             .is_some_and(|t| self.frame_newest_sent > t);
         if queue_now && probing {
             // Start-up ends at the first queue: W ← min(W, pipe) drains the overshoot, and
-            // congestion avoidance starts from the pipe (BBR's drain, Hybla's ssthresh).
-            if let Some(pipe) = self.pipe_bytes() {
+            // congestion avoidance starts from the pipe.
+            if self.pipe_bytes().is_some() {
                 self.estimating_ssthresh = false;
                 self.startup_ended_at = Some(now);
-                self.cwnd_bytes = self
-                    .cwnd_bytes
-                    .min(pipe.max(self.minimum_window()))
-                    .max(self.minimum_window());
-                self.ssthresh_bytes = self.cwnd_bytes;
-                self.carry_bytes = 0.0;
+                self.drain_to_pipe();
             }
             return;
         }
@@ -467,59 +531,199 @@ impl Hybla {
         if was_starting_up {
             self.startup_ended_at = Some(now);
         }
-        let loss_rate = self.loss_rate();
-        // A packet sent in start-up, or in the round after it while its overshoot drains, met
-        // at most start-up's own queue, which the drain at its end (W ← pipe) has already
-        // answered; reducing again would answer it twice.
-        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        let sent_in_startup =
-            was_starting_up || self.startup_ended_at.is_some_and(|end| sent <= end + base);
-        if self.params.growth == Growth::PipeAware
-            && !persistent
-            && lost_bytes > 0
-            && (sent_in_startup || !self.queue_recently_seen())
-            && loss_rate <= RANDOM_LOSS_MAX_RATE
-        {
-            // Start-up's losses met its own overshoot, which its drain answers: congestion,
-            // answered once. The others are taken as random.
-            let verdict = if sent_in_startup {
-                LossVerdict::Congestion
-            } else {
-                LossVerdict::Random
-            };
+        // ECN-CE (no bytes lost) is the bottleneck saying it is congested.
+        let verdict = if lost_bytes == 0 {
+            LossVerdict::Congestion
+        } else {
+            let verdict = self.classify(sent, persistent);
             self.record_loss(sent, lost_bytes, verdict);
-            // A loss with no queue at the bottleneck and a modest loss rate is not
-            // congestion: nothing to drain, so the window stays, and no recovery period
-            // starts, so growth goes on (at 1 % loss a 600 ms window of thousands of packets
-            // has losses every round; halving per round would collapse it, and a recovery
-            // period per round would freeze it). The threshold ends slow start.
+            verdict
+        };
+        if verdict == LossVerdict::Random {
+            // Nothing to drain: the window stays, and no recovery period starts, so growth
+            // goes on. The threshold ends slow start.
             self.ssthresh_bytes = self.cwnd_bytes;
             return;
         }
-        if lost_bytes > 0 {
-            self.record_loss(sent, lost_bytes, LossVerdict::Congestion);
+        // A packet sent in start-up, or in the round after it while its overshoot drains, met
+        // start-up's own queue. If start-up ended at the first queue, its drain (W ← pipe)
+        // has answered it already; if it ends with this loss, the drain is the answer.
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let sent_in_startup =
+            was_starting_up || self.startup_ended_at.is_some_and(|end| sent <= end + base);
+        if self.params.growth == Growth::PipeAware && sent_in_startup && !persistent {
+            if was_starting_up {
+                self.drain_to_pipe();
+            }
+            return;
         }
         let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_this_recovery {
             self.recovery_start = Some(now);
-            // W ← β·W (Reno's halving, β = 0.5).
-            let mut reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
-            if self.params.growth == Growth::PipeAware
-                && let Some(pipe) = self.recent_pipe_bytes()
-            {
-                // Westwood+ with the last round's delivery rate ([`Growth::PipeAware`]): a
-                // full buffer is drained to (a little below) this flow's share.
-                let floor = (pipe as f64 * LOSS_FLOOR_FRACTION) as u64;
-                reduced = reduced.max(floor.min(self.cwnd_bytes));
-            }
+            // W ← β·W (Reno's halving, β = 0.5), once per recovery period (RFC 9002 §7.3.2).
+            let reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
             self.cwnd_bytes = reduced.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
+            self.reduced_at = Some(now);
         }
         if persistent {
             self.cwnd_bytes = self.minimum_window();
             self.carry_bytes = 0.0;
         }
+    }
+
+    /// How a loss batch whose newest packet was sent at `sent` is taken.
+    fn classify(&self, sent: Duration, persistent: bool) -> LossVerdict {
+        if self.params.growth == Growth::Seed || persistent {
+            return LossVerdict::Congestion;
+        }
+        // A loss share above what random loss on a satellite link reaches: a policer, or an
+        // overflow too short for the RTT samples to show.
+        if self.loss_rate() > RANDOM_LOSS_MAX_RATE {
+            return LossVerdict::Congestion;
+        }
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let queue = self
+            .queue
+            .at_send_time(sent, base)
+            .unwrap_or(self.queue.delay());
+        if queue >= self.queue.congestion_threshold(self.competing()) {
+            LossVerdict::Congestion
+        } else {
+            LossVerdict::Random
+        }
+    }
+
+    /// Start-up's end: W ← min(W, pipe), and congestion avoidance from there (BBR's drain,
+    /// Hybla's ssthresh).
+    fn drain_to_pipe(&mut self) {
+        let floor = self.minimum_window();
+        if let Some(pipe) = self.pipe_bytes() {
+            self.cwnd_bytes = self.cwnd_bytes.min(pipe.max(floor)).max(floor);
+        }
+        self.ssthresh_bytes = self.cwnd_bytes;
+        self.carry_bytes = 0.0;
+    }
+
+    /// Alone, the flow's own queue (its budget) never empties by itself, and a queue that
+    /// stands longer than the base-RTT filter's window passes for propagation delay: the base
+    /// RTT would creep up by a budget per window, and the queue with it. Half a window after
+    /// the path was last seen empty, the window drops below the pipe for a round
+    /// (W ← [`BASE_REFRESH_FRACTION`] × delivery rate × base RTT), as BBR's ProbeRTT does, and
+    /// Hybla's growth refills it within a few RTTs.
+    fn refresh_base_rtt(&mut self, now: Duration, base: Duration) {
+        let since = *self.path_seen_empty_at.get_or_insert(now);
+        if now < since + self.params.base_rtt_window / 2
+            || self
+                .reduced_at
+                .is_some_and(|t| now < t + base + self.queue.delay())
+        {
+            return;
+        }
+        let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
+            return;
+        };
+        let target = (BASE_REFRESH_FRACTION * rate * base.as_secs_f64()) as u64;
+        if target < self.cwnd_bytes {
+            self.cwnd_bytes = target.max(self.minimum_window());
+            self.carry_bytes = 0.0;
+            self.reduced_at = Some(now);
+        }
+        self.path_seen_empty_at = Some(now);
+    }
+
+    /// The bottleneck is shared when, for a whole round, a queue stands while the flow gets
+    /// clearly less than the capacity it measured. Not within a round of its own reduction:
+    /// its rate falls at once while its own queue takes that long to drain.
+    fn detect_competition(&mut self, now: Duration, base: Duration) {
+        let settled = self
+            .reduced_at
+            .is_none_or(|t| now >= t + base + self.queue.delay());
+        let standing = self.queue.standing() >= self.queue.budget();
+        if !(standing && settled && self.shares_the_bottleneck()) {
+            self.competition_seen_since = None;
+            return;
+        }
+        let since = *self.competition_seen_since.get_or_insert(now);
+        if now >= since + base {
+            let hold = COMPETITION_HOLD.max(base * COMPETITION_HOLD_RTTS);
+            self.competing_until = Some(now + hold);
+        }
+    }
+
+    /// Alone, a queue beyond twice the flow's budget is the flow's own excess (a capacity drop,
+    /// an overshoot): take it out of the window at once, W ← delivery rate × (base RTT +
+    /// budget), at most once per RTT. A queue left standing would outlast the base-RTT filter
+    /// and pass for propagation delay.
+    fn drain_own_queue(&mut self, now: Duration, base: Duration) {
+        if self.estimating_ssthresh
+            || self.queue.standing() < 2 * self.queue.budget()
+            || !self.saturated()
+        {
+            self.excess_since = None;
+            return;
+        }
+        // Only a queue that stands for a round: the pacer runs a quarter faster than the
+        // window allows, so a window that regrows at once queues its excess for a moment.
+        let since = *self.excess_since.get_or_insert(now);
+        if now < since + base {
+            return;
+        }
+        if self
+            .reduced_at
+            .is_some_and(|t| now < t + base + self.queue.delay())
+        {
+            return;
+        }
+        let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
+            return;
+        };
+        let target = (rate * (base + self.queue.budget()).as_secs_f64()) as u64;
+        if target < self.cwnd_bytes {
+            self.cwnd_bytes = target.max(self.minimum_window());
+            self.ssthresh_bytes = self.cwnd_bytes;
+            self.carry_bytes = 0.0;
+            self.reduced_at = Some(now);
+        }
+    }
+
+    /// Whether the flow gets (nearly) all the capacity: the link is full, so more window only
+    /// makes queue.
+    fn saturated(&self) -> bool {
+        match (
+            self.rate.recent_rate_bytes_per_s(),
+            self.capacity_bytes_per_s(),
+        ) {
+            (Some(recent), Some(capacity)) => recent >= SATURATION_RATE_SHARE * capacity,
+            _ => false,
+        }
+    }
+
+    /// Whether the flow gets clearly less than the capacity it measured: with a queue
+    /// standing, the rest of the capacity goes to somebody else's packets.
+    fn shares_the_bottleneck(&self) -> bool {
+        match (
+            self.rate.recent_rate_bytes_per_s(),
+            self.capacity_bytes_per_s(),
+        ) {
+            (Some(recent), Some(capacity)) => recent < COMPETITION_RATE_SHARE * capacity,
+            _ => false,
+        }
+    }
+
+    /// What the bottleneck carries, bytes per second: the declared BDP over the base RTT when
+    /// the path was declared, else the highest delivery rate over a round in the last
+    /// [`crate::rate::CAPACITY_WINDOW`] (what the flow got when it had the link alone).
+    pub fn capacity_bytes_per_s(&self) -> Option<f64> {
+        let measured = self.rate.capacity_bytes_per_s();
+        let declared = self
+            .params
+            .declared_bdp_bytes
+            .zip(self.base_rtt.get())
+            .filter(|(_, base)| !base.is_zero())
+            .map(|(bdp, base)| bdp as f64 / base.as_secs_f64());
+        declared.or(measured)
     }
 
     fn update_rho(&mut self) {
@@ -544,37 +748,25 @@ impl Hybla {
         self.cwnd_bytes = self.cwnd_bytes.max(self.minimum_window());
     }
 
-    /// Share of lost bytes over the previous and the current round (so that a round that has
-    /// just begun does not read one loss as 100 %).
+    /// Share of lost bytes over the current round and as many past ones as it takes to count
+    /// [`LOSS_RATE_SAMPLE_PACKETS`] (at least one, at most [`LOSS_RATE_ROUNDS`]): on a 30 ms
+    /// path two rounds hold 50 packets, and three random losses in them would read as 6 %.
     fn loss_rate(&self) -> f64 {
-        let lost = self.round_lost_bytes + self.previous_round_lost_bytes;
-        let total = lost + self.round_delivered_bytes + self.previous_round_delivered_bytes;
+        let sample = LOSS_RATE_SAMPLE_PACKETS * self.mss_bytes;
+        let (mut delivered, mut lost) = (self.round_delivered_bytes, self.round_lost_bytes);
+        for (i, &(d, l)) in self.past_rounds.iter().rev().enumerate() {
+            if i > 0 && delivered + lost >= sample {
+                break;
+            }
+            delivered += d;
+            lost += l;
+        }
+        let total = delivered + lost;
         if total == 0 {
             0.0
         } else {
             lost as f64 / total as f64
         }
-    }
-
-    /// Smallest queueing delay that counts as a queue: 2 % of the base RTT, at least 2 ms,
-    /// and more than quinn's pacer makes by itself — it releases bursts of up to
-    /// [`PACING_BURST_PACKETS`], which queue for their own serialization time.
-    fn queue_threshold(&self, base: Duration) -> Duration {
-        let burst = self
-            .rate
-            .max_rate_bytes_per_s()
-            .map_or(Duration::ZERO, |rate| {
-                Duration::from_secs_f64((PACING_BURST_PACKETS * self.mss_bytes) as f64 / rate)
-            });
-        (base / 50).max(Duration::from_millis(2)).max(burst)
-    }
-
-    /// Whether the bottleneck showed a queue within the last base RTT (the loss that is being
-    /// reported now was sent about that long ago).
-    fn queue_recently_seen(&self) -> bool {
-        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        self.congested_at
-            .is_some_and(|t| self.now.saturating_sub(t) <= base)
     }
 
     /// What the flow got in the last round trip: recent delivery rate × base RTT, bytes.
@@ -601,25 +793,54 @@ impl Hybla {
     }
 
     /// Congestion-avoidance increment for `bytes` acknowledged: W += ρ²/W per MSS (eq. 9),
-    /// i.e. ρ²·MSS·bytes/cwnd in bytes; ρ/W per MSS above the pipe with `PipeAware`.
+    /// i.e. ρ²·MSS·bytes/cwnd in bytes; with `PipeAware`, nothing while a queue of the flow's
+    /// own stands, and the [`CompetingGrowth`] rule while the bottleneck is shared.
     fn ca_increment(&self, rho: f64, bytes: f64) -> f64 {
-        // The pipe estimate is a ceiling only if the bottleneck was seen saturated recently:
-        // while the window itself limits the flow, delivery rate × RTT is just the window.
+        let per_rtt_segments = match self.params.growth {
+            Growth::Seed => rho * rho,
+            Growth::PipeAware if self.competing() => self.competing_segments_per_rtt(),
+            // A queue of the flow's own on a full link: more window would only lengthen it.
+            Growth::PipeAware if self.queue.delay() >= self.queue.budget() && self.saturated() => {
+                0.0
+            }
+            // A queue reading on a link that is not full: jitter, or a longer path than the
+            // base RTT remembers. Probe gently.
+            Growth::PipeAware if self.queue.delay() >= self.queue.budget() => 1.0,
+            // At the pipe of a bottleneck seen saturated, one segment per RTT: the queue shows
+            // a round late, so the flow overshoots its budget by one segment, not by ρ² (a
+            // whole BDP at ρ = 24).
+            Growth::PipeAware if self.at_a_saturated_pipe() => 1.0,
+            Growth::PipeAware => rho * rho,
+        };
+        per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
+    }
+
+    /// Whether the window is at the pipe estimate and the bottleneck was seen saturated within
+    /// the pipe estimate's window (else the estimate is only the window itself: a
+    /// window-limited flow delivers W / RTT).
+    fn at_a_saturated_pipe(&self) -> bool {
         let recently_saturated = self
             .saturated_at
-            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.base_rtt_window);
-        // The ceiling is what the flow got in the last round if that is less than its best in
-        // the rate window: after a congestion loss with a competitor, refill at ρ per RTT,
-        // not at ρ² up to a share it had before (that takes 3–4× a same-RTT Cubic's share).
-        let ceiling = match (self.pipe_bytes(), self.recent_pipe_bytes()) {
-            (Some(best), Some(recent)) => Some(best.min(recent)),
-            (best, recent) => best.or(recent),
-        };
-        let above_pipe = self.params.growth == Growth::PipeAware
-            && recently_saturated
-            && ceiling.is_some_and(|pipe| self.cwnd_bytes >= pipe);
-        let per_rtt_segments = if above_pipe { rho } else { rho * rho };
-        per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
+            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
+        recently_saturated
+            && self
+                .pipe_bytes()
+                .is_some_and(|pipe| self.cwnd_bytes >= pipe)
+    }
+
+    /// Segments per RTT while the bottleneck is shared.
+    fn competing_segments_per_rtt(&self) -> f64 {
+        match self.params.competing_growth {
+            CompetingGrowth::Reno => 1.0,
+            CompetingGrowth::Rho => self.rho,
+            CompetingGrowth::QueueRho => {
+                let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+                let queue = self.queue.delay();
+                let rho = ((base + queue).as_secs_f64() / (self.params.rtt0 + queue).as_secs_f64())
+                    .max(1.0);
+                rho * rho
+            }
+        }
     }
 
     /// Start-up under [`InitialSsthresh::Estimate`]: Hybla's slow start up to the target (the

@@ -36,14 +36,20 @@
 
 mod core;
 mod min_filter;
+mod queue;
 mod quinn;
 mod rate;
 
 pub use crate::core::{
-    Growth, Hybla, HyblaParams, InitialSsthresh, LOSS_FLOOR_FRACTION, LossRecord, LossTally,
-    LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE, STARTUP_GAIN_PER_ROUND,
+    COMPETITION_HOLD, COMPETITION_HOLD_RTTS, COMPETITION_RATE_SHARE, CompetingGrowth, Growth,
+    Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally, LossVerdict, MAX_WINDOW_BYTES,
+    Phase, RANDOM_LOSS_MAX_RATE, STARTUP_GAIN_PER_ROUND,
 };
 pub use crate::min_filter::WindowedMin;
+pub use crate::queue::{
+    ALONE_QUEUE_SHARE, BUDGET_PACKETS, HIGHEST_QUEUE_WINDOW, JITTER_BUDGET_FACTOR,
+    MIN_FILTER_WINDOW, MIN_QUEUE_BUDGET, SHARED_QUEUE_SHARE,
+};
 pub use crate::quinn::{HyblaConfig, LossReport, loss_report_of};
 pub use crate::rate::DeliveryRate;
 

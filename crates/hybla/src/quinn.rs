@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 
-use crate::core::{Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally};
+use crate::core::{
+    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally,
+};
 
 /// Hybla's settings and the factory quinn calls per connection. Defaults: RTT0 = 25 ms, initial
 /// ssthresh estimated from the first flight, satquic's pipe-aware growth.
@@ -42,6 +44,12 @@ impl HyblaConfig {
     /// Growth rules: \[Caini2004\]'s, or satquic's pipe-aware extension (default).
     pub fn growth(&mut self, value: Growth) -> &mut Self {
         self.params.growth = value;
+        self
+    }
+
+    /// Growth per RTT while the bottleneck is shared with other flows (pipe-aware growth only).
+    pub fn competing_growth(&mut self, value: CompetingGrowth) -> &mut Self {
+        self.params.competing_growth = value;
         self
     }
 

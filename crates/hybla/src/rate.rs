@@ -20,6 +20,11 @@ const MIN_SAMPLE_PACKETS: u64 = 4;
 /// ACK frames a sample may span.
 const SPAN_FRAMES: usize = 8;
 
+/// How long the highest rate is remembered as the bottleneck's capacity: longer than the
+/// pipe estimate's window, so that a competitor that took part of the link for a few seconds
+/// does not make the flow forget what the link carries.
+pub const CAPACITY_WINDOW: Duration = Duration::from_secs(10);
+
 /// One closed ACK frame: when, how much had been delivered, newest send time acknowledged.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
@@ -37,6 +42,8 @@ pub struct DeliveryRate {
     /// The last SPAN_FRAMES frames, oldest first.
     frames: std::collections::VecDeque<Frame>,
     max_rate_bytes_per_s: WindowedMax,
+    /// The same samples' maximum over [`CAPACITY_WINDOW`].
+    capacity_bytes_per_s: WindowedMax,
     /// (ACK time, delivered bytes) checkpoints spanning at least the last `horizon`, oldest
     /// first: the recent delivery rate behind the loss floor.
     recent: std::collections::VecDeque<(Duration, u64)>,
@@ -56,6 +63,7 @@ impl DeliveryRate {
             newest_sent: Duration::ZERO,
             frames: std::collections::VecDeque::with_capacity(SPAN_FRAMES + 1),
             max_rate_bytes_per_s: WindowedMax::new(window),
+            capacity_bytes_per_s: WindowedMax::new(CAPACITY_WINDOW.max(window)),
             recent: std::collections::VecDeque::new(),
         }
     }
@@ -84,6 +92,14 @@ impl DeliveryRate {
         if let Some(rate) = sample {
             self.max_rate_bytes_per_s.update(now, rate);
         }
+        // The capacity: rates over whole rounds only. A sample of a few frames reads jitter's
+        // bunched deliveries (a delayed packet releases the ones behind it at once) as a faster
+        // link; a round averages them out.
+        if let (Some(&(t0, _)), Some(rate)) = (self.recent.front(), self.recent_rate_bytes_per_s())
+            && now >= t0 + horizon
+        {
+            self.capacity_bytes_per_s.update(now, rate);
+        }
         if self.frames.len() == SPAN_FRAMES {
             self.frames.pop_front();
         }
@@ -105,6 +121,12 @@ impl DeliveryRate {
     /// Highest delivery rate measured within the window, bytes per second.
     pub fn max_rate_bytes_per_s(&self) -> Option<f64> {
         self.max_rate_bytes_per_s.get()
+    }
+
+    /// Highest delivery rate over a whole round within [`CAPACITY_WINDOW`], bytes per second:
+    /// what the bottleneck gave this flow at best, its capacity when the flow had it alone.
+    pub fn capacity_bytes_per_s(&self) -> Option<f64> {
+        self.capacity_bytes_per_s.get()
     }
 }
 

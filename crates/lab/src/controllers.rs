@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use quinn_proto::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
-use scenario::controllers::{ControllerSpec, HyblaGrowth, HyblaSpec, HyblaSsthresh};
+use scenario::controllers::{
+    ControllerSpec, HyblaCompeting, HyblaGrowth, HyblaSpec, HyblaSsthresh,
+};
 
 /// A ready-to-use factory and the label reports show for it.
 pub struct Controller {
@@ -64,7 +66,7 @@ pub fn build(
 }
 
 fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla::HyblaConfig {
-    use hybla::{Growth, InitialSsthresh};
+    use hybla::{CompetingGrowth, Growth, InitialSsthresh};
     let mut config = hybla::HyblaConfig::default();
     if let Some(rtt0) = spec.rtt0 {
         config.rtt0(rtt0);
@@ -94,6 +96,13 @@ fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla:
         HyblaGrowth::PipeAware => Growth::PipeAware,
         HyblaGrowth::Seed => Growth::Seed,
     });
+    if let Some(competing) = spec.competing {
+        config.competing_growth(match competing {
+            HyblaCompeting::Reno => CompetingGrowth::Reno,
+            HyblaCompeting::Rho => CompetingGrowth::Rho,
+            HyblaCompeting::QueueRho => CompetingGrowth::QueueRho,
+        });
+    }
     if let Some(bdp) = declared_bdp_bytes {
         config.declared_bdp(bdp);
     }

@@ -62,6 +62,19 @@ pub struct HyblaSpec {
     pub loss_reduction_factor: Option<f64>,
     /// How long a base-RTT sample is remembered.
     pub base_rtt_window: Option<Duration>,
+    /// Growth per RTT while the bottleneck is shared.
+    pub competing: Option<HyblaCompeting>,
+}
+
+/// Hybla's `competing` choices: the window's growth per RTT while the bottleneck is shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HyblaCompeting {
+    /// One segment per RTT (`"reno"`).
+    Reno,
+    /// ρ segments per RTT (`"rho"`).
+    Rho,
+    /// ρ_q² with ρ_q = (base RTT + queue) / (RTT0 + queue) (`"queue-rho"`).
+    QueueRho,
 }
 
 /// Hybla's `initial_ssthresh` choices.
@@ -258,6 +271,18 @@ fn hybla_spec(
                     }
                 });
             }
+            "competing" => {
+                spec.competing = Some(match string_param(&field, value)? {
+                    "reno" => HyblaCompeting::Reno,
+                    "rho" => HyblaCompeting::Rho,
+                    "queue-rho" => HyblaCompeting::QueueRho,
+                    other => {
+                        return Err(invalid(format!(
+                            "{other:?}: expected \"reno\", \"rho\" or \"queue-rho\""
+                        )));
+                    }
+                });
+            }
             "initial_window" => spec.initial_window = Some(size_param(&field, value)?),
             "loss_reduction_factor" => {
                 spec.loss_reduction_factor = Some(float_param(&field, value)?)
@@ -267,7 +292,7 @@ fn hybla_spec(
             }
             _ => {
                 return Err(invalid(
-                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, initial_window, loss_reduction_factor, base_rtt_window".into(),
+                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, competing, initial_window, loss_reduction_factor, base_rtt_window".into(),
                 ));
             }
         }

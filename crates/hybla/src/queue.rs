@@ -1,0 +1,277 @@
+//! What the RTT samples say about the bottleneck queue: its delay now, how full it gets, how
+//! noisy the readings are, and what it was when any recent packet was sent.
+//!
+//! A loss is congestion when it happens at a queue that is full for this path: above the
+//! flow's own small budget and in the upper part of the range the queue has been seen to span
+//! — Spike's relative rule (congested above min + ½(max − min); Tobe et al., 2000), with the
+//! range measured on the bottleneck's queueing delay instead of one-way delay. Absolute
+//! thresholds fail both ways: a 20 ms buffer in front of a 600 ms flow never reaches 2 % of the
+//! RTT, and 10 ms of jitter reads as a queue on a 30 ms path. The reading for a loss is the
+//! queue when the lost packet was sent, not when the loss was detected one RTT later: a queue
+//! that overflowed has often drained by then, and one that was empty may have filled.
+//!
+//! Noise: every reading is the smallest RTT sample over a filter window (a quarter of the base
+//! RTT, at least [`MIN_FILTER_WINDOW`]). A queue lasts; ACK delay, the pacer's bursts and jitter
+//! only ever add delay to some packets, so the minimum strips them. What is left of jitter after
+//! that is measured as RFC 3550's interarrival jitter (the mean absolute difference of
+//! successive samples) and scales the flow's own queue budget.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::min_filter::{WindowedMax, WindowedMin};
+
+/// Shortest filter window: at short RTTs a quarter RTT (2.5 ms at 10 ms) is shorter than the
+/// gap between two of the pacer's bursts at 10 Mbit/s (12 ms for 10 packets).
+pub const MIN_FILTER_WINDOW: Duration = Duration::from_millis(10);
+
+/// Alone, a loss is congestion only above this many budgets of queue: the flow's own queue
+/// overshoots its budget by a packet or two (it stops growing one round late).
+pub const ALONE_FLOOR_BUDGETS: u32 = 3;
+
+/// Shortest window of the standing-queue reading (a whole base RTT otherwise).
+pub const MIN_ROUND_WINDOW: Duration = Duration::from_millis(100);
+
+/// Smallest queue the flow keeps as its own when it is alone, whatever the rate: timer and
+/// clock granularity.
+pub const MIN_QUEUE_BUDGET: Duration = Duration::from_micros(500);
+
+/// The own budget is at least this many packets' serialization at the bottleneck: a queue
+/// shorter than that is the flow's own back-to-back packets.
+pub const BUDGET_PACKETS: u32 = 2;
+
+/// The own budget is at least this many times the measured jitter (what the filter leaves).
+pub const JITTER_BUDGET_FACTOR: f64 = 2.0;
+
+/// While the bottleneck is shared, a loss is congestion above this share of the highest queue
+/// seen recently (and above twice the own budget). Below ½ (Spike's) because an AQM drops
+/// while its average queue is low: RED starts at min_th, typically a third of max_th and a
+/// sixth of the buffer.
+pub const SHARED_QUEUE_SHARE: f64 = 0.25;
+
+/// While the flow is alone, a loss is congestion only at a queue this close to the highest
+/// seen recently: the flow keeps its own queue at its budget, so a drop-tail buffer overflows
+/// only at a new high (a capacity drop, an overshoot), and the flow's own transients (the
+/// pacer's excess after the window regrows) are not the buffer's limit.
+pub const ALONE_QUEUE_SHARE: f64 = 0.75;
+
+/// How long the highest queue is remembered.
+pub const HIGHEST_QUEUE_WINDOW: Duration = Duration::from_secs(10);
+
+/// Gain of the jitter average (RFC 3550 §6.4.1: 1/16).
+const JITTER_GAIN: f64 = 1.0 / 16.0;
+
+/// The queue as seen from one flow's RTT samples.
+#[derive(Debug, Clone)]
+pub(crate) struct QueueMonitor {
+    /// (newest send time, smallest RTT sample) of each ACK frame, oldest first: the queue at
+    /// any recent send time.
+    history: VecDeque<(Duration, Duration)>,
+    /// Smallest frame sample over the filter window.
+    recent: WindowedMin,
+    /// Smallest frame sample over a whole round (at least [`MIN_ROUND_WINDOW`]).
+    round: WindowedMin,
+    /// Highest filtered queue delay over [`HIGHEST_QUEUE_WINDOW`], seconds.
+    highest: WindowedMax,
+    /// RFC 3550 jitter of successive frame samples, seconds.
+    jitter_secs: f64,
+    last_sample: Option<Duration>,
+    /// Filtered queue delay: smallest sample over the filter window − base RTT.
+    delay: Duration,
+    /// Standing queue delay: smallest sample over the last round − base RTT.
+    standing: Duration,
+    /// Serialization time of one full packet at the bottleneck's capacity.
+    packet_time: Duration,
+}
+
+impl QueueMonitor {
+    pub(crate) fn new() -> Self {
+        Self {
+            history: VecDeque::new(),
+            recent: WindowedMin::new(MIN_FILTER_WINDOW),
+            round: WindowedMin::new(MIN_ROUND_WINDOW),
+            highest: WindowedMax::new(HIGHEST_QUEUE_WINDOW),
+            jitter_secs: 0.0,
+            last_sample: None,
+            delay: Duration::ZERO,
+            standing: Duration::ZERO,
+            packet_time: Duration::ZERO,
+        }
+    }
+
+    /// The filter window at base RTT `base`.
+    fn filter_window(base: Duration) -> Duration {
+        (base / 4).max(MIN_FILTER_WINDOW)
+    }
+
+    /// One ACK frame at `now`: its smallest RTT sample, from a packet sent at `sent`;
+    /// `packet_time` is a full packet's serialization at the bottleneck.
+    pub(crate) fn on_frame(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        sample: Duration,
+        base: Duration,
+        packet_time: Duration,
+    ) {
+        self.packet_time = packet_time;
+        if let Some(last) = self.last_sample {
+            let difference = sample.abs_diff(last).as_secs_f64();
+            self.jitter_secs += (difference - self.jitter_secs) * JITTER_GAIN;
+        }
+        self.last_sample = Some(sample);
+        let window = Self::filter_window(base);
+        self.recent.set_window(window);
+        self.recent.update(now, sample);
+        self.delay = self.recent.get().unwrap_or(sample).saturating_sub(base);
+        self.round.set_window(base.max(MIN_ROUND_WINDOW));
+        self.round.update(now, sample);
+        self.standing = self.round.get().unwrap_or(sample).saturating_sub(base);
+        self.highest.update(now, self.delay.as_secs_f64());
+        // Keep the samples of packets sent within the last three base RTTs (a loss is declared
+        // about one RTT, at most 9/8 RTT plus the PTO, after its packet was sent).
+        if self.history.back().is_none_or(|&(s, _)| sent >= s) {
+            self.history.push_back((sent, sample));
+        }
+        let horizon = 3 * base + window;
+        while self
+            .history
+            .front()
+            .is_some_and(|&(s, _)| s + horizon < sent)
+        {
+            self.history.pop_front();
+        }
+    }
+
+    /// Filtered queueing delay now.
+    pub(crate) fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// The queue that stood through the whole last round: its smallest reading. Jitter that
+    /// stalls packets for a while passes within a round; a queue of other flows' packets (or
+    /// of the flow's own excess) does not.
+    pub(crate) fn standing(&self) -> Duration {
+        self.standing
+    }
+
+    /// The queue when a packet sent at `sent` crossed the bottleneck: the smallest sample of
+    /// packets sent within half a filter window of it, − base RTT. `None` with no sample there.
+    pub(crate) fn at_send_time(&self, sent: Duration, base: Duration) -> Option<Duration> {
+        let half = Self::filter_window(base) / 2;
+        let start = self.history.partition_point(|&(s, _)| s + half < sent);
+        self.history
+            .range(start..)
+            .take_while(|&&(s, _)| s <= sent + half)
+            .map(|&(_, rtt)| rtt)
+            .min()
+            .map(|rtt| rtt.saturating_sub(base))
+    }
+
+    /// The queue the flow may keep as its own: a couple of packets, or twice the jitter.
+    pub(crate) fn budget(&self) -> Duration {
+        MIN_QUEUE_BUDGET
+            .max(self.packet_time * BUDGET_PACKETS)
+            .max(Duration::from_secs_f64(
+                JITTER_BUDGET_FACTOR * self.jitter_secs,
+            ))
+    }
+
+    /// Jitter of the readings (RFC 3550), for reports.
+    pub(crate) fn jitter(&self) -> Duration {
+        Duration::from_secs_f64(self.jitter_secs)
+    }
+
+    /// The highest filtered queue delay seen recently.
+    pub(crate) fn highest(&self) -> Duration {
+        Duration::from_secs_f64(self.highest.get().unwrap_or(0.0))
+    }
+
+    /// A loss at a queue of this delay or more is congestion; `shared`: other flows' packets
+    /// are in the queue too.
+    pub(crate) fn congestion_threshold(&self, shared: bool) -> Duration {
+        // Alone, the flow's own queue sits at its budget: a loss there is not the buffer's
+        // limit. Shared, other flows' packets fill the queue beyond any budget of ours.
+        let (share, floor) = if shared {
+            (SHARED_QUEUE_SHARE, self.budget())
+        } else {
+            (ALONE_QUEUE_SHARE, ALONE_FLOOR_BUDGETS * self.budget())
+        };
+        floor.max(self.highest().mul_f64(share))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+    const BASE: Duration = Duration::from_millis(500);
+
+    /// A monitor fed one frame per millisecond from `from` to `to` with RTT = base + `queue(t)`,
+    /// each frame's packet sent one RTT before it; 1 ms packets at the bottleneck.
+    fn fed(monitor: &mut QueueMonitor, from: u64, to: u64, queue: impl Fn(u64) -> u64) {
+        for t in from..to {
+            let rtt = BASE + MS(queue(t));
+            monitor.on_frame(MS(t), MS(t) - rtt, rtt, BASE, MS(1));
+        }
+    }
+
+    #[test]
+    fn the_queue_at_a_send_time_is_the_smallest_reading_around_it() {
+        // Queue 30 ms for packets sent in [1000, 1200) ms, else 0 (send time = t − RTT).
+        let mut m = QueueMonitor::new();
+        fed(&mut m, 1000, 2500, |t| {
+            let sent = t - 500;
+            if (1000..1200).contains(&sent) { 30 } else { 0 }
+        });
+        assert_eq!(m.at_send_time(MS(1100), BASE), Some(MS(30)));
+        // Half a filter window (62.5 ms) from the edge the empty queue shows.
+        assert_eq!(m.at_send_time(MS(1180), BASE), Some(Duration::ZERO));
+        assert_eq!(m.at_send_time(MS(1500), BASE), Some(Duration::ZERO));
+        // Older than the history keeps (3 base RTTs + a filter window): no reading.
+        assert_eq!(m.at_send_time(MS(100), BASE), None);
+    }
+
+    #[test]
+    fn a_queue_of_part_of_a_round_is_not_a_standing_queue() {
+        let mut m = QueueMonitor::new();
+        fed(&mut m, 1000, 2000, |t| if t >= 1800 { 50 } else { 0 });
+        // The filter window (125 ms) is past the start of the queue; the round (500 ms) not.
+        assert_eq!(m.delay(), MS(50));
+        assert_eq!(m.standing(), Duration::ZERO);
+        fed(&mut m, 2000, 2600, |_| 50);
+        assert_eq!(m.standing(), MS(50));
+        assert_eq!(m.highest(), MS(50));
+    }
+
+    #[test]
+    fn the_budget_is_two_packets_or_twice_the_jitter() {
+        let mut m = QueueMonitor::new();
+        fed(&mut m, 1000, 2000, |_| 0);
+        assert_eq!(m.budget(), MS(2));
+        // Samples alternating 0 / 10 ms: RFC 3550 jitter → 10 ms, budget → 20 ms.
+        fed(&mut m, 2000, 3000, |t| if t % 2 == 0 { 10 } else { 0 });
+        assert!(
+            (m.jitter().as_secs_f64() - 0.010).abs() < 1e-6,
+            "{:?}",
+            m.jitter()
+        );
+        assert!((m.budget().as_secs_f64() - 0.020).abs() < 1e-6);
+    }
+
+    #[test]
+    fn alone_only_a_queue_near_the_highest_is_full_shared_a_quarter_of_it() {
+        let mut m = QueueMonitor::new();
+        fed(&mut m, 1000, 2000, |t| if t < 1500 { 40 } else { 0 });
+        assert_eq!(m.highest(), MS(40));
+        // Alone: max(3 budgets = 6 ms, ¾ × 40 ms); shared: max(1 budget, ¼ × 40 ms).
+        assert_eq!(m.congestion_threshold(false), MS(30));
+        assert_eq!(m.congestion_threshold(true), MS(10));
+        // With a highest below the floors, the floors decide.
+        let mut quiet = QueueMonitor::new();
+        fed(&mut quiet, 1000, 2000, |_| 1);
+        assert_eq!(quiet.congestion_threshold(false), MS(6));
+        assert_eq!(quiet.congestion_threshold(true), MS(2));
+    }
+}
