@@ -33,9 +33,22 @@ pub const LOSS_RATE_ROUNDS: usize = 16;
 /// of the capacity it has measured: someone else's packets are in the queue.
 pub const COMPETITION_RATE_SHARE: f64 = 0.85;
 
-/// When the base RTT needs refreshing, the window drops to this share of the pipe for a
-/// round: 10 % below, so that the flow's own queue empties and the samples see the path.
-pub const BASE_REFRESH_FRACTION: f64 = 0.9;
+/// When the base RTT needs refreshing, the window drops for a round to this share of the pipe
+/// of the smallest recent RTT: the flow's own queue drains (a window at or below the pipe holds
+/// no queue) while the link stays busy, and the samples see the path.
+pub const BASE_REFRESH_FRACTION: f64 = 0.99;
+
+/// The reference for an empty path: the smallest RTT of this long. Longer than the base-RTT
+/// window, so that a base RTT that crept up is caught; a path that got longer for good (a LEO
+/// handover to a farther satellite) only costs one refresh per half base-RTT window.
+pub const PATH_RTT_WINDOW: Duration = Duration::from_secs(60);
+
+/// IPv4 + UDP header bytes: a declared BDP counts IP bytes, the window counts UDP payload.
+pub const IP_UDP_HEADER_BYTES: u64 = 28;
+
+/// Above the pipe, with no queue, a flow getting less than this share of the capacity is
+/// clearly short of it (jitter or thinned ACKs lengthen its RTT): it probes at ρ per RTT.
+pub const SHORT_RATE_SHARE: f64 = 0.9;
 
 /// The link is full when the flow gets at least this share of the capacity.
 pub const SATURATION_RATE_SHARE: f64 = 0.95;
@@ -215,12 +228,19 @@ pub struct Hybla {
     rho: f64,
     rho_known: bool,
     base_rtt: WindowedMin,
+    /// Smallest RTT sample ever (the declared BDP's RTT, for the declared capacity).
+    smallest_rtt: Option<Duration>,
     /// Smallest RTT sample of the current ACK frame (the freshest queue-delay reading).
     frame_min_rtt: Option<Duration>,
     /// Send time of the packet behind `frame_min_rtt`.
     frame_min_sent: Duration,
     /// Latest send time among the packets of the current ACK frame.
     frame_newest_sent: Duration,
+    /// Bytes the current ACK frame acknowledged.
+    frame_bytes: u64,
+    /// Packets per ACK frame, averaged (gain 1/8): with ACK thinning each frame releases a
+    /// burst of that many packets, which queue behind each other at the bottleneck.
+    packets_per_frame: f64,
     /// Bytes delivered and lost in the current round (one base RTT).
     round_delivered_bytes: u64,
     round_lost_bytes: u64,
@@ -246,6 +266,8 @@ pub struct Hybla {
     excess_since: Option<Duration>,
     /// When the path was last seen without a standing queue (the base RTT is fresh).
     path_seen_empty_at: Option<Duration>,
+    /// Smallest frame sample of the last [`PATH_RTT_WINDOW`]: the reference for "empty".
+    path_rtt: WindowedMin,
     recovery_start: Option<Duration>,
     loss_seen: bool,
     /// Delivery rate over the last rounds: the start-up ssthresh and the pipe estimate.
@@ -284,9 +306,12 @@ impl Hybla {
             carry_bytes: 0.0,
             rho: 1.0,
             rho_known: false,
+            smallest_rtt: None,
             frame_min_rtt: None,
             frame_min_sent: Duration::ZERO,
             frame_newest_sent: Duration::ZERO,
+            frame_bytes: 0,
+            packets_per_frame: 1.0,
             reached_target_at: None,
             startup_ended_at: None,
             round_delivered_bytes: 0,
@@ -300,6 +325,7 @@ impl Hybla {
             saturated_at: None,
             excess_since: None,
             path_seen_empty_at: None,
+            path_rtt: WindowedMin::new(PATH_RTT_WINDOW),
             recovery_start: None,
             loss_seen: false,
             loss_tally: LossTally::default(),
@@ -431,6 +457,7 @@ impl Hybla {
         self.now = now;
         if let Some(sample) = now.checked_sub(sent) {
             self.base_rtt.update(now, sample);
+            self.smallest_rtt = Some(self.smallest_rtt.map_or(sample, |m| m.min(sample)));
             if self.frame_min_rtt.is_none_or(|m| sample < m) {
                 self.frame_min_rtt = Some(sample);
                 self.frame_min_sent = sent;
@@ -440,6 +467,7 @@ impl Hybla {
         }
         self.rate.on_ack(sent, bytes);
         self.round_delivered_bytes += bytes;
+        self.frame_bytes += bytes;
         // RFC 9002 §7.3.2: no growth for packets sent before the current recovery started,
         // and none while the application, not the window, limits sending.
         if app_limited || self.recovery_start.is_some_and(|start| sent <= start) {
@@ -459,13 +487,27 @@ impl Hybla {
                 .map_or(Duration::ZERO, |c| {
                     Duration::from_secs_f64(self.mss_bytes as f64 / c)
                 });
+            let packets = std::mem::take(&mut self.frame_bytes) as f64 / self.mss_bytes as f64;
+            self.packets_per_frame += (packets - self.packets_per_frame) / 8.0;
+            // The flow's own queue: a couple of packets, plus the burst each ACK frame releases
+            // (one ACK per k + 1 packets on a thinned return link), which queues behind itself.
+            let own_queue = packet_time
+                .mul_f64(f64::from(crate::queue::BUDGET_PACKETS) + self.packets_per_frame.max(0.0));
             self.queue
-                .on_frame(now, self.frame_min_sent, sample, base, packet_time);
+                .on_frame(now, self.frame_min_sent, sample, base, own_queue);
             queue_now = self.queue.delay() >= self.queue.budget();
             if queue_now {
                 self.saturated_at = Some(now);
             }
-            if self.queue.standing() < self.queue.budget() / 2 {
+            // The path is seen empty when a sample comes within half a budget of the smallest
+            // RTT of the last minute, not of the base RTT: a base RTT that has crept up with a
+            // standing queue would make the queue look empty.
+            self.path_rtt.update(now, sample);
+            if self
+                .path_rtt
+                .get()
+                .is_some_and(|path| sample <= path + self.queue.budget() / 2)
+            {
                 self.path_seen_empty_at = Some(now);
             }
             if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh {
@@ -610,8 +652,9 @@ impl Hybla {
     /// stands longer than the base-RTT filter's window passes for propagation delay: the base
     /// RTT would creep up by a budget per window, and the queue with it. Half a window after
     /// the path was last seen empty, the window drops below the pipe for a round
-    /// (W ← [`BASE_REFRESH_FRACTION`] × delivery rate × base RTT), as BBR's ProbeRTT does, and
-    /// Hybla's growth refills it within a few RTTs.
+    /// (W ← [`BASE_REFRESH_FRACTION`] × delivery rate × the smallest RTT of the last
+    /// [`PATH_RTT_WINDOW`]), as BBR's ProbeRTT does, and Hybla's growth refills it within a
+    /// few RTTs.
     fn refresh_base_rtt(&mut self, now: Duration, base: Duration) {
         let since = *self.path_seen_empty_at.get_or_insert(now);
         if now < since + self.params.base_rtt_window / 2
@@ -624,9 +667,16 @@ impl Hybla {
         let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
             return;
         };
-        let target = (BASE_REFRESH_FRACTION * rate * base.as_secs_f64()) as u64;
+        // Below the pipe of the smallest RTT of the last minute, so that the flow's queue
+        // drains within the round even if the base RTT has crept up (a window at the pipe
+        // keeps a queue where it is).
+        let path = self.path_rtt.get().unwrap_or(base).min(base);
+        let target = (rate * path.mul_f64(BASE_REFRESH_FRACTION).as_secs_f64()) as u64;
         if target < self.cwnd_bytes {
+            // The threshold too: the refill is congestion avoidance's ρ² below the pipe, not a
+            // slow start that would overshoot back into the queue within the round.
             self.cwnd_bytes = target.max(self.minimum_window());
+            self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
             self.reduced_at = Some(now);
         }
@@ -688,28 +738,32 @@ impl Hybla {
         }
     }
 
-    /// Whether the flow gets (nearly) all the capacity: the link is full, so more window only
-    /// makes queue.
+    /// Whether the flow gets (nearly) all the capacity and a queue was seen within the rate
+    /// window: the link is full, so more window only makes queue.
     fn saturated(&self) -> bool {
-        match (
-            self.rate.recent_rate_bytes_per_s(),
-            self.capacity_bytes_per_s(),
-        ) {
-            (Some(recent), Some(capacity)) => recent >= SATURATION_RATE_SHARE * capacity,
-            _ => false,
-        }
+        let queue_seen = self
+            .saturated_at
+            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
+        queue_seen
+            && self
+                .rate_share()
+                .is_some_and(|share| share >= SATURATION_RATE_SHARE)
+    }
+
+    /// The last round's delivery rate over the capacity.
+    fn rate_share(&self) -> Option<f64> {
+        let (recent, capacity) = (
+            self.rate.recent_rate_bytes_per_s()?,
+            self.capacity_bytes_per_s()?,
+        );
+        (capacity > 0.0).then(|| recent / capacity)
     }
 
     /// Whether the flow gets clearly less than the capacity it measured: with a queue
     /// standing, the rest of the capacity goes to somebody else's packets.
     fn shares_the_bottleneck(&self) -> bool {
-        match (
-            self.rate.recent_rate_bytes_per_s(),
-            self.capacity_bytes_per_s(),
-        ) {
-            (Some(recent), Some(capacity)) => recent < COMPETITION_RATE_SHARE * capacity,
-            _ => false,
-        }
+        self.rate_share()
+            .is_some_and(|share| share < COMPETITION_RATE_SHARE)
     }
 
     /// What the bottleneck carries, bytes per second: the declared BDP over the base RTT when
@@ -717,12 +771,14 @@ impl Hybla {
     /// [`crate::rate::CAPACITY_WINDOW`] (what the flow got when it had the link alone).
     pub fn capacity_bytes_per_s(&self) -> Option<f64> {
         let measured = self.rate.capacity_bytes_per_s();
+        // Over the smallest RTT ever seen: the declared BDP is the propagation RTT's, and a
+        // base RTT that crept up with a standing queue would shrink the capacity with it.
         let declared = self
             .params
             .declared_bdp_bytes
-            .zip(self.base_rtt.get())
-            .filter(|(_, base)| !base.is_zero())
-            .map(|(bdp, base)| bdp as f64 / base.as_secs_f64());
+            .zip(self.smallest_rtt)
+            .filter(|(_, rtt)| !rtt.is_zero())
+            .map(|(bdp, rtt)| bdp as f64 / rtt.as_secs_f64());
         declared.or(measured)
     }
 
@@ -796,36 +852,58 @@ impl Hybla {
     /// i.e. ρ²·MSS·bytes/cwnd in bytes; with `PipeAware`, nothing while a queue of the flow's
     /// own stands, and the [`CompetingGrowth`] rule while the bottleneck is shared.
     fn ca_increment(&self, rho: f64, bytes: f64) -> f64 {
+        let queue = self.queue.delay() >= self.queue.budget();
+        let pipe = self.growth_pipe_bytes();
         let per_rtt_segments = match self.params.growth {
             Growth::Seed => rho * rho,
             Growth::PipeAware if self.competing() => self.competing_segments_per_rtt(),
-            // A queue of the flow's own on a full link: more window would only lengthen it.
-            Growth::PipeAware if self.queue.delay() >= self.queue.budget() && self.saturated() => {
-                0.0
+            // A queue of the flow's own on a full link: more window only lengthens it.
+            Growth::PipeAware if self.saturated() && queue => 0.0,
+            // Full, or a queue reading on a link that is not full (jitter, a path longer than
+            // the base RTT remembers): one segment per RTT. The queue shows a round late, so
+            // the flow overshoots by a segment, not by ρ² (a whole BDP at ρ = 24).
+            Growth::PipeAware if self.saturated() || queue => 1.0,
+            // Below the pipe at Hybla's speed, but not past it in one go.
+            Growth::PipeAware if pipe.is_some_and(|p| self.cwnd_bytes < p) => {
+                let room = pipe.map_or(0, |p| p - self.cwnd_bytes) as f64;
+                let increment = rho * rho * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64;
+                return increment.min(room);
             }
-            // A queue reading on a link that is not full: jitter, or a longer path than the
-            // base RTT remembers. Probe gently.
-            Growth::PipeAware if self.queue.delay() >= self.queue.budget() => 1.0,
-            // At the pipe of a bottleneck seen saturated, one segment per RTT: the queue shows
-            // a round late, so the flow overshoots its budget by one segment, not by ρ² (a
-            // whole BDP at ρ = 24).
-            Growth::PipeAware if self.at_a_saturated_pipe() => 1.0,
+            // Above the pipe, no queue, and clearly short of the capacity (jitter or ACK
+            // thinning make the RTT longer than the base): the reference NewReno's
+            // queue-filling pace, ρ per RTT; nearly full, one segment.
+            Growth::PipeAware if pipe.is_some() => {
+                if self
+                    .rate_share()
+                    .is_some_and(|share| share < SHORT_RATE_SHARE)
+                {
+                    rho
+                } else {
+                    1.0
+                }
+            }
             Growth::PipeAware => rho * rho,
         };
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }
 
-    /// Whether the window is at the pipe estimate and the bottleneck was seen saturated within
-    /// the pipe estimate's window (else the estimate is only the window itself: a
-    /// window-limited flow delivers W / RTT).
-    fn at_a_saturated_pipe(&self) -> bool {
-        let recently_saturated = self
-            .saturated_at
-            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
-        recently_saturated
-            && self
-                .pipe_bytes()
-                .is_some_and(|pipe| self.cwnd_bytes >= pipe)
+    /// The pipe that bounds Hybla's ρ² growth: the declared capacity × base RTT, less the
+    /// share of a packet that is IP/UDP headers (the declaration counts IP bytes, the window
+    /// UDP payload); else the measured pipe ([`Self::pipe_bytes`]: a burst of the pacer
+    /// crosses the bottleneck back to back and measures it, but jitter's bunched deliveries
+    /// and thinned ACKs blur the measurement).
+    fn growth_pipe_bytes(&self) -> Option<u64> {
+        let declared = self
+            .params
+            .declared_bdp_bytes
+            .zip(self.base_rtt.get())
+            .zip(self.capacity_bytes_per_s())
+            .map(|((_, base), capacity)| {
+                let payload_share =
+                    self.mss_bytes as f64 / (self.mss_bytes + IP_UDP_HEADER_BYTES) as f64;
+                (payload_share * capacity * base.as_secs_f64()) as u64
+            });
+        declared.or_else(|| self.pipe_bytes())
     }
 
     /// Segments per RTT while the bottleneck is shared.

@@ -36,8 +36,9 @@ pub const MIN_ROUND_WINDOW: Duration = Duration::from_millis(100);
 /// clock granularity.
 pub const MIN_QUEUE_BUDGET: Duration = Duration::from_micros(500);
 
-/// The own budget is at least this many packets' serialization at the bottleneck: a queue
-/// shorter than that is the flow's own back-to-back packets.
+/// The own budget is at least this many packets' serialization at the bottleneck, on top of
+/// the burst each ACK frame releases: a queue shorter than that is the flow's own
+/// back-to-back packets.
 pub const BUDGET_PACKETS: u32 = 2;
 
 /// The own budget is at least this many times the measured jitter (what the filter leaves).
@@ -80,8 +81,8 @@ pub(crate) struct QueueMonitor {
     delay: Duration,
     /// Standing queue delay: smallest sample over the last round − base RTT.
     standing: Duration,
-    /// Serialization time of one full packet at the bottleneck's capacity.
-    packet_time: Duration,
+    /// The queue the flow's own packets make by themselves.
+    own_queue: Duration,
 }
 
 impl QueueMonitor {
@@ -95,7 +96,7 @@ impl QueueMonitor {
             last_sample: None,
             delay: Duration::ZERO,
             standing: Duration::ZERO,
-            packet_time: Duration::ZERO,
+            own_queue: Duration::ZERO,
         }
     }
 
@@ -105,16 +106,17 @@ impl QueueMonitor {
     }
 
     /// One ACK frame at `now`: its smallest RTT sample, from a packet sent at `sent`;
-    /// `packet_time` is a full packet's serialization at the bottleneck.
+    /// `own_queue` is the queue the flow's own packets make by themselves ([`BUDGET_PACKETS`]
+    /// and the burst an ACK frame releases, at the bottleneck's rate).
     pub(crate) fn on_frame(
         &mut self,
         now: Duration,
         sent: Duration,
         sample: Duration,
         base: Duration,
-        packet_time: Duration,
+        own_queue: Duration,
     ) {
-        self.packet_time = packet_time;
+        self.own_queue = own_queue;
         if let Some(last) = self.last_sample {
             let difference = sample.abs_diff(last).as_secs_f64();
             self.jitter_secs += (difference - self.jitter_secs) * JITTER_GAIN;
@@ -168,10 +170,11 @@ impl QueueMonitor {
             .map(|rtt| rtt.saturating_sub(base))
     }
 
-    /// The queue the flow may keep as its own: a couple of packets, or twice the jitter.
+    /// The queue the flow may keep as its own: what its own packets make by themselves, or
+    /// twice the jitter.
     pub(crate) fn budget(&self) -> Duration {
         MIN_QUEUE_BUDGET
-            .max(self.packet_time * BUDGET_PACKETS)
+            .max(self.own_queue)
             .max(Duration::from_secs_f64(
                 JITTER_BUDGET_FACTOR * self.jitter_secs,
             ))
@@ -213,7 +216,7 @@ mod tests {
     fn fed(monitor: &mut QueueMonitor, from: u64, to: u64, queue: impl Fn(u64) -> u64) {
         for t in from..to {
             let rtt = BASE + MS(queue(t));
-            monitor.on_frame(MS(t), MS(t) - rtt, rtt, BASE, MS(1));
+            monitor.on_frame(MS(t), MS(t) - rtt, rtt, BASE, MS(2));
         }
     }
 
