@@ -43,6 +43,10 @@ pub const BASE_REFRESH_FRACTION: f64 = 0.99;
 /// handover to a farther satellite) only costs one refresh per half base-RTT window.
 pub const PATH_RTT_WINDOW: Duration = Duration::from_secs(60);
 
+/// The delivery rate the flow compares with the capacity (saturation, competition, the drain
+/// and refresh targets) spans at least a round and at least this long.
+pub const MIN_RATE_SPAN: Duration = Duration::from_millis(1000);
+
 /// IPv4 + UDP header bytes: a declared BDP counts IP bytes, the window counts UDP payload.
 pub const IP_UDP_HEADER_BYTES: u64 = 28;
 
@@ -530,7 +534,10 @@ impl Hybla {
             }
             self.past_rounds.push_back(round);
         }
-        self.rate.on_end_acks(now, self.mss_bytes, horizon);
+        // The recent rate spans at least MIN_RATE_SPAN: over a 30 ms round, jitter's stalls and
+        // the bursts that follow them swing the rate between a third and twice the capacity.
+        self.rate
+            .on_end_acks(now, self.mss_bytes, horizon.max(MIN_RATE_SPAN));
         if !self.estimating_ssthresh {
             return;
         }
@@ -690,7 +697,7 @@ impl Hybla {
         let settled = self
             .reduced_at
             .is_none_or(|t| now >= t + base + self.queue.delay());
-        let standing = self.queue.standing() >= self.queue.budget();
+        let standing = self.queue.standing() >= 2 * self.queue.budget();
         if !(standing && settled && self.shares_the_bottleneck()) {
             self.competition_seen_since = None;
             return;

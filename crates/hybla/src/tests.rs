@@ -530,9 +530,10 @@ fn growth_is_rho_squared_below_the_pipe_one_segment_at_a_saturated_pipe_none_on_
     let w = h.window();
     let g = grown(&mut h, t, Duration::ZERO);
     assert!((g - per_segment(20.0, w)).abs() < 1e-6, "{g}");
-    // The link full (the flow gets its capacity) and a queue of its budget: no growth.
-    let t = feed(&mut h, t, MS(2100), MSS, |_| MS(3));
-    assert_eq!(grown(&mut h, t, MS(3)), 0.0);
+    // The link full (the flow gets its capacity over the last second) and a queue of its
+    // budget: no growth.
+    let t = feed(&mut h, t, MS(2800), MSS, |_| MS(4));
+    assert_eq!(grown(&mut h, t, MS(4)), 0.0);
 }
 
 #[test]
