@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crate::min_filter::WindowedMin;
-use crate::queue::QueueMonitor;
+use crate::queue::{HIGHEST_QUEUE_WINDOW, QueueMonitor};
 use crate::rate::DeliveryRate;
 
 /// Window growth per round in start-up once the window has reached the path estimate (the
@@ -42,6 +42,9 @@ pub const BASE_REFRESH_FRACTION: f64 = 0.99;
 /// window, so that a base RTT that crept up is caught; a path that got longer for good (a LEO
 /// handover to a farther satellite) only costs one refresh per half base-RTT window.
 pub const PATH_RTT_WINDOW: Duration = Duration::from_secs(60);
+
+/// The other flows' growth is measured over spans at least this long (and two base RTTs).
+pub const GROWTH_SPAN: Duration = Duration::from_secs(2);
 
 /// The delivery rate the flow compares with the capacity (saturation, competition, the drain
 /// and refresh targets) spans at least a round and at least this long.
@@ -122,6 +125,12 @@ pub enum InitialSsthresh {
 /// How a flow that shares its bottleneck grows its window each RTT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompetingGrowth {
+    /// As fast as the other flows grow: their window growth, measured from how fast the shared
+    /// queue fills beyond what this flow adds to it, and at least one segment per RTT. Two
+    /// flows that add the same bytes per second to a shared queue and halve on the same
+    /// losses converge to the same window, whatever algorithm the other runs (a NewReno at
+    /// 600 ms adds a segment per 600 ms, a Cubic tens).
+    Matched,
     /// One segment per RTT: NewReno's additive increase.
     Reno,
     /// ρ segments per RTT: a NewReno at RTT0 filling a queue, seen from our RTT.
@@ -206,7 +215,7 @@ impl Default for HyblaParams {
             rate_window: Duration::from_secs(2),
             declared_bdp_bytes: None,
             record_losses: false,
-            competing_growth: CompetingGrowth::Reno,
+            competing_growth: CompetingGrowth::Matched,
         }
     }
 }
@@ -264,6 +273,13 @@ pub struct Hybla {
     reduced_at: Option<Duration>,
     /// Since when a queue has stood while the flow got clearly less than the capacity.
     competition_seen_since: Option<Duration>,
+    /// When the flow last drained its own excess queue.
+    drained_at: Option<Duration>,
+    /// Where the current measurement of the other flows' growth started: (time, queue delay,
+    /// window).
+    growth_anchor: Option<(Duration, Duration, u64)>,
+    /// The other flows' window growth, bytes per second (averaged over measurements).
+    others_growth_bytes_per_s: f64,
     /// When a queue of at least the flow's budget was last seen.
     saturated_at: Option<Duration>,
     /// Since when a queue of more than twice the flow's budget has stood.
@@ -326,6 +342,9 @@ impl Hybla {
             competing_until: None,
             reduced_at: None,
             competition_seen_since: None,
+            drained_at: None,
+            growth_anchor: None,
+            others_growth_bytes_per_s: 0.0,
             saturated_at: None,
             excess_since: None,
             path_seen_empty_at: None,
@@ -516,6 +535,7 @@ impl Hybla {
             }
             if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh {
                 self.detect_competition(now, base);
+                self.measure_others_growth(now, base);
                 if !self.competing() {
                     self.drain_own_queue(now, base);
                     self.refresh_base_rtt(now, base);
@@ -624,7 +644,9 @@ impl Hybla {
 
     /// How a loss batch whose newest packet was sent at `sent` is taken.
     fn classify(&self, sent: Duration, persistent: bool) -> LossVerdict {
-        if self.params.growth == Growth::Seed || persistent {
+        // ρ = 1 (RTT ≤ RTT0): Hybla is NewReno ([Caini2004] §3.1), and NewReno takes every loss
+        // for congestion. The random-loss extension is for paths that Hybla compensates.
+        if self.params.growth == Growth::Seed || persistent || self.rho <= 1.0 {
             return LossVerdict::Congestion;
         }
         // A loss share above what random loss on a satellite link reaches: a policer, or an
@@ -698,7 +720,13 @@ impl Hybla {
             .reduced_at
             .is_none_or(|t| now >= t + base + self.queue.delay());
         let standing = self.queue.standing() >= 2 * self.queue.budget();
-        if !(standing && settled && self.shares_the_bottleneck()) {
+        // The flow drained its own excess a round ago, yet the queue still stands: it is not
+        // the flow's (a competitor that fills the queue may leave the flow most of the rate).
+        let round = base + self.queue.delay();
+        let outlived_a_drain = self
+            .drained_at
+            .is_some_and(|t| now >= t + round && now <= t + 3 * round);
+        if !(standing && settled && (self.shares_the_bottleneck() || outlived_a_drain)) {
             self.competition_seen_since = None;
             return;
         }
@@ -709,15 +737,61 @@ impl Hybla {
         }
     }
 
+    /// The other flows' window growth while the bottleneck is shared: a queue fills by what
+    /// every flow adds to its window (the link is full), so over a span without a reduction
+    /// the queue's growth × capacity − this flow's own window growth is theirs. Measured over
+    /// at least [`GROWTH_SPAN`] (a NewReno at 600 ms adds 1.2 ms of queue per second at
+    /// 10 Mbit/s); a span whose queue fell (someone reduced) is discarded.
+    fn measure_others_growth(&mut self, now: Duration, base: Duration) {
+        let shared_queue = self.competing() && self.queue.standing() >= self.queue.budget();
+        let clean = self
+            .growth_anchor
+            .is_some_and(|(t, _, _)| self.reduced_at.is_none_or(|r| r < t));
+        if !shared_queue || !clean {
+            self.growth_anchor = shared_queue.then_some((now, self.queue.delay(), self.cwnd_bytes));
+            // The estimate outlives a competitor's sawtooth (its loss empties the queue for a
+            // few rounds), not a competitor that left.
+            if self
+                .competing_until
+                .is_none_or(|until| now > until + HIGHEST_QUEUE_WINDOW)
+            {
+                self.others_growth_bytes_per_s = 0.0;
+            }
+            return;
+        }
+        let Some((t0, q0, w0)) = self.growth_anchor else {
+            return;
+        };
+        let span = now - t0;
+        if span < GROWTH_SPAN.max(2 * base) {
+            return;
+        }
+        let q1 = self.queue.delay();
+        self.growth_anchor = Some((now, q1, self.cwnd_bytes));
+        let Some(capacity) = self.capacity_bytes_per_s() else {
+            return;
+        };
+        if q1 < q0 {
+            return;
+        }
+        let total = (q1 - q0).as_secs_f64() * capacity / span.as_secs_f64();
+        let own = self.cwnd_bytes.saturating_sub(w0) as f64 / span.as_secs_f64();
+        let sample = (total - own).max(0.0);
+        self.others_growth_bytes_per_s = if self.others_growth_bytes_per_s == 0.0 {
+            sample
+        } else {
+            self.others_growth_bytes_per_s + (sample - self.others_growth_bytes_per_s) / 4.0
+        };
+    }
+
     /// Alone, a queue beyond twice the flow's budget is the flow's own excess (a capacity drop,
     /// an overshoot): take it out of the window at once, W ← delivery rate × (base RTT +
     /// budget), at most once per RTT. A queue left standing would outlast the base-RTT filter
     /// and pass for propagation delay.
     fn drain_own_queue(&mut self, now: Duration, base: Duration) {
-        if self.estimating_ssthresh
-            || self.queue.standing() < 2 * self.queue.budget()
-            || !self.saturated()
-        {
+        // The standing reading is the smallest of a whole round: a queue that lasts it keeps
+        // the link busy, whether or not the round's delivery rate reached the capacity.
+        if self.estimating_ssthresh || self.queue.standing() < 2 * self.queue.budget() {
             self.excess_since = None;
             return;
         }
@@ -742,6 +816,7 @@ impl Hybla {
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
             self.reduced_at = Some(now);
+            self.drained_at = Some(now);
         }
     }
 
@@ -916,6 +991,12 @@ impl Hybla {
     /// Segments per RTT while the bottleneck is shared.
     fn competing_segments_per_rtt(&self) -> f64 {
         match self.params.competing_growth {
+            CompetingGrowth::Matched => {
+                let rtt = self.base_rtt.get().unwrap_or(self.params.rtt0) + self.queue.delay();
+                let matched =
+                    self.others_growth_bytes_per_s * rtt.as_secs_f64() / self.mss_bytes as f64;
+                matched.clamp(1.0, self.rho * self.rho)
+            }
             CompetingGrowth::Reno => 1.0,
             CompetingGrowth::Rho => self.rho,
             CompetingGrowth::QueueRho => {

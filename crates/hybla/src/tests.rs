@@ -633,3 +633,54 @@ fn the_loss_share_counts_at_least_200_packets() {
     assert_eq!(h.window(), w);
     assert_eq!(h.loss_tally().congestion_events, 0);
 }
+
+#[test]
+fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
+    // Competing (half the declared 1 MB/s through a standing queue) while the queue grows by
+    // 40 ms per second: 40 kB/s of window growth at the bottleneck. With the flow's own window
+    // held (no ACKs grow it between the anchors: the test feeds application-limited ACKs),
+    // all of it is the others': 40 kB/s × RTT (≈ 0.5 s + queue) / 1000 B ≈ 20+ segments per
+    // RTT, where NewReno's would be 1.
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    let mut now = t;
+    while now < MS(9000) {
+        let q = MS(50) + Duration::from_secs_f64(0.040 * (now - t).as_secs_f64());
+        h.on_ack(now, now - MS(500) - q, MSS / 2, true);
+        h.on_end_acks(now);
+        now += MS(1);
+    }
+    assert!(h.competing());
+    let (w, before) = (h.window(), h.window() as f64 + h.pending_increment_bytes());
+    let q = h.queue_delay();
+    h.on_ack(now, now - MS(500) - q, MSS, false);
+    let segments_per_rtt =
+        (h.window() as f64 + h.pending_increment_bytes() - before) * w as f64 / (MSS * MSS) as f64;
+    let expected = 40_000.0 * (0.5 + q.as_secs_f64()) / MSS as f64;
+    assert!(
+        (segments_per_rtt - expected).abs() / expected < 0.05,
+        "{segments_per_rtt} vs {expected}"
+    );
+}
+
+#[test]
+fn at_rho_one_every_loss_is_congestion_as_for_newreno() {
+    // RTT 20 ms < RTT0: ρ = 1, no random-loss tolerance even with an empty queue.
+    let params = HyblaParams {
+        initial_ssthresh: InitialSsthresh::Bytes(50 * MSS),
+        initial_window_bytes: 50 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    let mut now = Duration::from_secs(1);
+    for _ in 0..200 {
+        now += MS(1);
+        h.on_ack(now, now - MS(20), MSS, false);
+        h.on_end_acks(now);
+    }
+    assert_eq!(h.rho(), 1.0);
+    let w = h.window();
+    h.on_congestion_event(now, now - MS(5), false, MSS);
+    assert_eq!(h.window(), w / 2);
+    assert_eq!(h.loss_tally().congestion_events, 1);
+}

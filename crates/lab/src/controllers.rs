@@ -98,6 +98,7 @@ fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla:
     });
     if let Some(competing) = spec.competing {
         config.competing_growth(match competing {
+            HyblaCompeting::Matched => CompetingGrowth::Matched,
             HyblaCompeting::Reno => CompetingGrowth::Reno,
             HyblaCompeting::Rho => CompetingGrowth::Rho,
             HyblaCompeting::QueueRho => CompetingGrowth::QueueRho,

@@ -69,6 +69,8 @@ pub struct HyblaSpec {
 /// Hybla's `competing` choices: the window's growth per RTT while the bottleneck is shared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HyblaCompeting {
+    /// As fast as the other flows grow, at least one segment per RTT (`"matched"`).
+    Matched,
     /// One segment per RTT (`"reno"`).
     Reno,
     /// ρ segments per RTT (`"rho"`).
@@ -273,12 +275,13 @@ fn hybla_spec(
             }
             "competing" => {
                 spec.competing = Some(match string_param(&field, value)? {
+                    "matched" => HyblaCompeting::Matched,
                     "reno" => HyblaCompeting::Reno,
                     "rho" => HyblaCompeting::Rho,
                     "queue-rho" => HyblaCompeting::QueueRho,
                     other => {
                         return Err(invalid(format!(
-                            "{other:?}: expected \"reno\", \"rho\" or \"queue-rho\""
+                            "{other:?}: expected \"matched\" (default), \"reno\", \"rho\" or \"queue-rho\""
                         )));
                     }
                 });
