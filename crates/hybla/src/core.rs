@@ -158,7 +158,7 @@ pub enum Growth {
     /// flow competes: it grows by the `competing` rule of [`CompetingGrowth`] per RTT, whether
     /// the queue stands or a competitor's loss just emptied it.
     ///
-    /// Losses ([`crate::queue`] has the rule): congestion when the queue at the lost packet's
+    /// Losses (the crate's `queue` module has the rule): congestion when the queue at the lost packet's
     /// send time was in the upper part of what this path's queue has been seen to hold, or the
     /// loss share of the last two rounds exceeds [`RANDOM_LOSS_MAX_RATE`]; random otherwise. A
     /// random loss keeps the window and opens no recovery period (at 1 % loss a 600 ms window
@@ -850,7 +850,7 @@ impl Hybla {
 
     /// What the bottleneck carries, bytes per second: the declared BDP over the base RTT when
     /// the path was declared, else the highest delivery rate over a round in the last
-    /// [`crate::rate::CAPACITY_WINDOW`] (what the flow got when it had the link alone).
+    /// 10 s (what the flow got when it had the link alone).
     pub fn capacity_bytes_per_s(&self) -> Option<f64> {
         let measured = self.rate.capacity_bytes_per_s();
         // Over the smallest RTT ever seen: the declared BDP is the propagation RTT's, and a

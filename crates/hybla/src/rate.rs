@@ -123,7 +123,7 @@ impl DeliveryRate {
         self.max_rate_bytes_per_s.get()
     }
 
-    /// Highest delivery rate over a whole round within [`CAPACITY_WINDOW`], bytes per second:
+    /// Highest delivery rate over a whole round within the capacity window (10 s), bytes per second:
     /// what the bottleneck gave this flow at best, its capacity when the flow had it alone.
     pub fn capacity_bytes_per_s(&self) -> Option<f64> {
         self.capacity_bytes_per_s.get()
