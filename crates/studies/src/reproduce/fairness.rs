@@ -24,11 +24,13 @@ const PATHS: [(u64, &str, u64); 3] = [
 ];
 const BUFFERS_BDP: [f64; 3] = [0.25, 1.0, 4.0];
 const LOSSES_PERCENT: [f64; 2] = [0.0, 0.1];
-/// (ours, other): the two pairs measured and the calibration.
-const PAIRS: [(&str, &str); 3] = [
+/// (ours, other): the two pairs measured and the calibrations (each opponent against its own
+/// kind: what a fair pair does in the cell, and what the opponent keeps next to itself).
+const PAIRS: [(&str, &str); 4] = [
     ("hybla", "newreno"),
     ("hybla", "cubic"),
     ("newreno", "newreno"),
+    ("cubic", "cubic"),
 ];
 /// The share ratio a friendly flow keeps at equal RTT.
 const EQUAL_RTT_BAND: (f64, f64) = (0.67, 1.5);
@@ -36,6 +38,10 @@ const EQUAL_RTT_BAND: (f64, f64) = (0.67, 1.5);
 const MIXED_RTT_BAND: (f64, f64) = (0.5, 2.0);
 /// Share of the queue's drops a classifier must take as congestion.
 const ACCURACY_TARGET: f64 = 0.9;
+/// Harm ([Ware2019]): the opponent should keep at least this share of what it gets next to a
+/// flow of its own kind in the same cell (1 would be "no more harm than itself"; the slack is
+/// run-to-run noise of one seed).
+const KEPT_TARGET: f64 = 0.8;
 
 /// One measured cell: the path, the pair, and what each flow got.
 #[derive(Debug, Clone)]
@@ -240,6 +246,19 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
             })
             .map_or(f64::NAN, Cell::ratio)
     };
+    // What the opponent gets next to its own kind: the mean of the two flows of that pair.
+    let own_kind_bps = |c: &Cell| {
+        cells
+            .iter()
+            .find(|k| {
+                k.pair == (c.pair.1, c.pair.1)
+                    && (k.rtt_ms, &k.buffer, k.red, k.loss_percent)
+                        == (c.rtt_ms, &c.buffer, c.red, c.loss_percent)
+            })
+            .map_or(f64::NAN, |k| (k.goodput_bps.0 + k.goodput_bps.1) / 2.0)
+    };
+    let kept = |c: &Cell| c.goodput_bps.1 / own_kind_bps(c).max(1.0);
+    let mut harmed = Vec::new();
     let friendly = |c: &Cell| {
         let r = c.ratio();
         let reference = calibration(c);
@@ -247,7 +266,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     };
 
     let mut measured = String::from(
-        "Each cell: our goodput / the other flow's over the second half of the run, with each flow's goodput in Mbit/s; then the share of our queue drops (overflow and RED) we took as congestion. NewReno/NewReno is the calibration: what two identical fair flows get in that cell.\n",
+        "Each cell: our goodput / the other flow's over the second half of the run, with each flow's goodput in Mbit/s; NewReno/NewReno is the calibration: what two identical fair flows get in that cell. *Kept*: the other flow's goodput next to ours over its mean goodput next to a flow of its own kind in the same cell (harm in the sense of [Ware2019]: 100 % = we take no more from it than its own kind does). Then the share of our queue drops (overflow and RED) we took as congestion, and of our random losses taken as random.\n",
     );
     let mut unfriendly = Vec::new();
     let mut worst_accuracy: (f64, String) = (f64::INFINITY, String::new());
@@ -255,13 +274,16 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     for other in ["newreno", "cubic"] {
         let _ = write!(
             measured,
-            "\n**hybla against {other}**\n\n| RTT, buffer, queue | loss | hybla / {other} | Mbit/s | NewReno / NewReno | queue drops taken as congestion | random losses taken as random |\n|---|---|---|---|---|---|---|\n"
+            "\n**hybla against {other}**\n\n| RTT, buffer, queue | loss | hybla / {other} | Mbit/s | NewReno / NewReno | {other} kept | queue drops taken as congestion | random losses taken as random |\n|---|---|---|---|---|---|---|---|\n"
         );
         for c in cells.iter().filter(|c| c.pair == ("hybla", other)) {
             let m = c.ours.losses.matched.unwrap_or_default();
             let ok = friendly(c);
             if !ok {
                 unfriendly.push(format!("{other}: {} ({:.2})", c.label(), c.ratio()));
+            }
+            if kept(c) < KEPT_TARGET {
+                harmed.push(format!("{other}: {} ({:.0} %)", c.label(), 100.0 * kept(c)));
             }
             let queue_drops = m.queue_drops_as_congestion + m.queue_drops_as_random;
             if let Some(a) = m.queue_drop_accuracy
@@ -272,7 +294,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
             let aqm = if c.red { "RED" } else { "drop-tail" };
             let _ = writeln!(
                 measured,
-                "| {} ms, {}, {aqm} | {} % | {}{:.2} | {:.2} / {:.2} | {:.2} | {} of {queue_drops} | {} |",
+                "| {} ms, {}, {aqm} | {} % | {}{:.2} | {:.2} / {:.2} | {:.2} | {:.0} % | {} of {queue_drops} | {} |",
                 c.rtt_ms,
                 c.buffer,
                 c.loss_percent,
@@ -281,6 +303,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
                 c.goodput_bps.0 / 1e6,
                 c.goodput_bps.1 / 1e6,
                 calibration(c),
+                100.0 * kept(c),
                 percent(m.queue_drop_accuracy),
                 percent(m.random_loss_accuracy),
             );
@@ -336,6 +359,15 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
             unfriendly.is_empty(),
         ),
         check(
+            "No more harm than its own kind ([Ware2019]): in every equal-RTT cell the other flow keeps ≥ 80 % of what it gets next to a flow of its own kind",
+            if harmed.is_empty() {
+                "every cell".to_string()
+            } else {
+                format!("{} cells below: {}", harmed.len(), harmed.join("; "))
+            },
+            harmed.is_empty(),
+        ),
+        check(
             "Mixed RTT: hybla at 600 ms / NewReno at 25 ms within [0.5, 2] in both buffers",
             mixed_measured.join(", "),
             mixed_ok,
@@ -357,7 +389,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     Ok(Section {
         id: "fairness-matrix".into(),
         title: "Fairness matrix: sharing a bottleneck with NewReno and Cubic".into(),
-        scenario: "Two unlimited downloads from t = 0 on one bottleneck, seed 1. Equal RTTs of 10 / 100 / 600 ms at 50 / 20 / 10 Mbit/s (60 / 120 / 300 s), forward buffers of 0.25 / 1 / 4 BDP, drop-tail or RED (max threshold at half the buffer, min at a third of max, max_p 10 %), no loss or 0.1 % random loss both ways; hybla against NewReno, against Cubic, and NewReno against NewReno. Mixed RTT: the first flow with 287.5 ms of access delay each way (RTT 600 ms) against NewReno at 25 ms, 10 Mbit/s, 300 s, through a buffer of 1 BDP at 25 ms or 1 BDP at 600 ms. Shares are goodputs over the second half of the run.".into(),
+        scenario: "Two unlimited downloads from t = 0 on one bottleneck, seed 1. Equal RTTs of 10 / 100 / 600 ms at 50 / 20 / 10 Mbit/s (60 / 120 / 300 s), forward buffers of 0.25 / 1 / 4 BDP, drop-tail or RED (max threshold at half the buffer, min at a third of max, max_p 10 %), no loss or 0.1 % random loss both ways; hybla against NewReno, against Cubic, NewReno against NewReno and Cubic against Cubic. Mixed RTT: the first flow with 287.5 ms of access delay each way (RTT 600 ms) against NewReno at 25 ms, 10 Mbit/s, 300 s, through a buffer of 1 BDP at 25 ms or 1 BDP at 600 ms. Shares are goodputs over the second half of the run.".into(),
         published: "Targets set for satquic's Hybla: at equal RTT our share over the other's within [0.67, 1.5] or no further from 1 than NewReno against NewReno; at 600 ms against NewReno at 25 ms within [0.5, 2] ([Caini2004] §6: Hybla at long RTT gets about the share of a wired NewReno); ≥ 90 % of queue drops taken as congestion.".into(),
         measured,
         checks,
@@ -388,14 +420,16 @@ fn ratio_figure(
             .collect()
     };
     let n = ours.len() as f64;
-    let band = |v: f64, label: &str| StyledSeries {
+    // The friendly band as one closed outline: one legend entry.
+    let (lo, hi) = (EQUAL_RTT_BAND.0.log2(), EQUAL_RTT_BAND.1.log2());
+    let band = StyledSeries {
         series: Series {
-            label: label.into(),
-            points: vec![(1.0, v.log2()), (n, v.log2())],
+            label: "friendly band 0.67–1.5".into(),
+            points: vec![(1.0, hi), (n, hi), (n, lo), (1.0, lo), (1.0, hi)],
         },
         style: LineStyle::reference(Colour::Grey),
     };
-    let lines = vec![
+    let mut lines = vec![
         StyledSeries {
             series: Series {
                 label: format!("hybla / {other}"),
@@ -410,9 +444,21 @@ fn ratio_figure(
             },
             style: LineStyle::data(1),
         },
-        band(EQUAL_RTT_BAND.1, "friendly band 0.67–1.5"),
-        band(EQUAL_RTT_BAND.0, ""),
+        band,
     ];
+    if other != "newreno" {
+        let own_kind: Vec<&Cell> = cells.iter().filter(|c| c.pair == (other, other)).collect();
+        lines.insert(
+            2,
+            StyledSeries {
+                series: Series {
+                    label: format!("{other} / {other}"),
+                    points: points(&own_kind),
+                },
+                style: LineStyle::data(2),
+            },
+        );
+    }
     let stem = dir.join(format!("ratio-vs-{other}"));
     let title = format!("Share ratio against {other} per cell (log2; 0 = equal shares)");
     chart::styled_line_chart(
