@@ -62,11 +62,14 @@ pub const SATURATION_RATE_SHARE: f64 = 0.95;
 
 /// How long the flow keeps behaving as one of several after the last sign of competition, at
 /// least: a competitor's sawtooth empties a shallow queue for a few RTTs after each of its
-/// losses, and regrowing at Hybla's speed into that gap would take the competitor's share.
-pub const COMPETITION_HOLD: Duration = Duration::from_secs(2);
+/// losses, and regrowing at Hybla's speed into that gap would take the competitor's share;
+/// and after each of its own reductions the flow needs two rounds to see the competitor
+/// again, in which an alone flow's drain would cut its window to its current share (at
+/// 600 ms against Cubic, a hold of 4 RTTs left Hybla a quarter of the link).
+pub const COMPETITION_HOLD: Duration = Duration::from_secs(5);
 
 /// ... and at least this many base RTTs.
-pub const COMPETITION_HOLD_RTTS: u32 = 4;
+pub const COMPETITION_HOLD_RTTS: u32 = 8;
 
 /// Upper bound of the window, bytes: far beyond any path (2⁴⁸ B = 256 TiB), low enough that
 /// no later arithmetic overflows even at ρ = 40 and beyond.
@@ -738,17 +741,16 @@ impl Hybla {
     }
 
     /// The other flows' window growth while the bottleneck is shared: a queue fills by what
-    /// every flow adds to its window (the link is full), so over a span without a reduction
-    /// the queue's growth × capacity − this flow's own window growth is theirs. Measured over
-    /// at least [`GROWTH_SPAN`] (a NewReno at 600 ms adds 1.2 ms of queue per second at
-    /// 10 Mbit/s); a span whose queue fell (someone reduced) is discarded.
+    /// every flow adds to its window (the link is full), so the queue's rise since its lowest
+    /// point after the last reduction × capacity − this flow's own window growth over the same
+    /// time is theirs. Averaged from the trough, not over short spans: Cubic adds most of its
+    /// window in the seconds after its reduction and little on its plateau, and what matches
+    /// it is its mean growth over the cycle. Measured over at least [`GROWTH_SPAN`] (a NewReno
+    /// at 600 ms adds 1.2 ms of queue per second at 10 Mbit/s).
     fn measure_others_growth(&mut self, now: Duration, base: Duration) {
         let shared_queue = self.competing() && self.queue.standing() >= self.queue.budget();
-        let clean = self
-            .growth_anchor
-            .is_some_and(|(t, _, _)| self.reduced_at.is_none_or(|r| r < t));
-        if !shared_queue || !clean {
-            self.growth_anchor = shared_queue.then_some((now, self.queue.delay(), self.cwnd_bytes));
+        if !shared_queue {
+            self.growth_anchor = None;
             // The estimate outlives a competitor's sawtooth (its loss empties the queue for a
             // few rounds), not a competitor that left.
             if self
@@ -759,6 +761,19 @@ impl Hybla {
             }
             return;
         }
+        // The queue over the smallest RTT of the last minute: a competitor that never lets the
+        // queue empty (Cubic's 0.7 on a 1-BDP buffer) lifts the 10 s base RTT, and each step
+        // of it would read as the queue falling.
+        let q1 = self.queue.delay() + base.saturating_sub(self.path_rtt.get().unwrap_or(base));
+        // A new trough: after this flow's own reduction (its window fell, the queue with it)
+        // or wherever the queue falls below the last one (a competitor reduced).
+        let fresh = self
+            .growth_anchor
+            .is_none_or(|(t0, q0, _)| self.reduced_at.is_some_and(|r| r >= t0) || q1 <= q0);
+        if fresh {
+            self.growth_anchor = Some((now, q1, self.cwnd_bytes));
+            return;
+        }
         let Some((t0, q0, w0)) = self.growth_anchor else {
             return;
         };
@@ -766,22 +781,12 @@ impl Hybla {
         if span < GROWTH_SPAN.max(2 * base) {
             return;
         }
-        let q1 = self.queue.delay();
-        self.growth_anchor = Some((now, q1, self.cwnd_bytes));
         let Some(capacity) = self.capacity_bytes_per_s() else {
             return;
         };
-        if q1 < q0 {
-            return;
-        }
         let total = (q1 - q0).as_secs_f64() * capacity / span.as_secs_f64();
         let own = self.cwnd_bytes.saturating_sub(w0) as f64 / span.as_secs_f64();
-        let sample = (total - own).max(0.0);
-        self.others_growth_bytes_per_s = if self.others_growth_bytes_per_s == 0.0 {
-            sample
-        } else {
-            self.others_growth_bytes_per_s + (sample - self.others_growth_bytes_per_s) / 4.0
-        };
+        self.others_growth_bytes_per_s = (total - own).max(0.0);
     }
 
     /// Alone, a queue beyond twice the flow's budget is the flow's own excess (a capacity drop,
@@ -801,10 +806,14 @@ impl Hybla {
         if now < since + base {
             return;
         }
-        if self
-            .reduced_at
-            .is_some_and(|t| now < t + base + self.queue.delay())
-        {
+        let round = base + self.queue.delay();
+        if self.reduced_at.is_some_and(|t| now < t + round) {
+            return;
+        }
+        // A queue that outlives a drain is not the flow's own: leave the rounds after a drain
+        // to competition detection, or the flow drains again as soon as it settles and
+        // shrinks to its current share of a queue somebody else keeps full.
+        if self.drained_at.is_some_and(|t| now < t + 3 * round) {
             return;
         }
         let Some(rate) = self.rate.recent_rate_bytes_per_s() else {

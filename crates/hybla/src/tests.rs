@@ -553,6 +553,22 @@ fn an_own_queue_that_stands_a_round_is_drained_to_the_budget() {
 }
 
 #[test]
+fn a_queue_that_outlives_a_drain_is_a_competitors_and_is_not_drained_again() {
+    // Alone at the capacity with 20 ms of queue: drained once. The queue then stands on while
+    // the flow gets 90 % of the capacity (over the 85 % that would mark competition by rate
+    // alone): someone else keeps it. The flow must see that within the rounds after its drain
+    // rather than drain again at each settling, shrinking to its share of somebody's queue.
+    let mut h = on_known_path(520 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(2800), MSS, |_| MS(20));
+    let drained = h.window();
+    assert!(drained < 505 * MSS, "drained once: {drained}");
+    feed(&mut h, t, MS(4400), 9 * MSS / 10, |_| MS(20));
+    assert!(h.competing());
+    assert!(h.window() >= drained, "{} < {drained}", h.window());
+}
+
+#[test]
 fn the_base_rtt_is_refreshed_half_a_window_after_the_path_was_last_seen_empty() {
     // A queue of the flow's budget that never empties: 5 s (half the 10 s base-RTT window)
     // after the path was last seen empty, the window drops to 0.99 × the pipe for a round (a
@@ -659,6 +675,39 @@ fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
     let expected = 40_000.0 * (0.5 + q.as_secs_f64()) / MSS as f64;
     assert!(
         (segments_per_rtt - expected).abs() / expected < 0.05,
+        "{segments_per_rtt} vs {expected}"
+    );
+}
+
+#[test]
+fn shared_growth_is_the_mean_since_the_queues_trough_as_for_cubics_cycle() {
+    // A Cubic-like competitor: the queue rises 80 ms per second for 2 s after its trough,
+    // then stays on a plateau for 4 s. What matches it is its mean growth over the cycle so
+    // far, 160 ms / 6 s ≈ 26.7 kB/s at 1 MB/s, not the last spans' (none) nor the first's (80).
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    // Competition first, on a flat 50 ms queue; the rise starts from there.
+    let start = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+    assert!(h.competing());
+    let queue = |now: Duration| {
+        let rising = (now - start).as_secs_f64().min(2.0);
+        MS(50) + Duration::from_secs_f64(0.080 * rising)
+    };
+    let mut now = start;
+    while now < start + MS(6000) {
+        h.on_ack(now, now - MS(500) - queue(now), MSS / 2, true);
+        h.on_end_acks(now);
+        now += MS(1);
+    }
+    assert!(h.competing());
+    let (w, before) = (h.window(), h.window() as f64 + h.pending_increment_bytes());
+    let q = h.queue_delay();
+    h.on_ack(now, now - MS(500) - queue(now), MSS, false);
+    let segments_per_rtt =
+        (h.window() as f64 + h.pending_increment_bytes() - before) * w as f64 / (MSS * MSS) as f64;
+    let expected = 160_000.0 / 6.0 * (0.5 + q.as_secs_f64()) / MSS as f64;
+    assert!(
+        (segments_per_rtt - expected).abs() / expected < 0.1,
         "{segments_per_rtt} vs {expected}"
     );
 }
