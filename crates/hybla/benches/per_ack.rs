@@ -34,6 +34,40 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // One ACK per frame, as on an un-thinned return link: the per-frame work (the queue
+    // reading, competition, the drain and base-RTT checks, the delivery rate) runs every
+    // time. RTTs vary by up to 20 ms so the queue monitor's windows move; the seed rules in
+    // the same loop are the baseline.
+    for (name, growth) in [
+        ("frame_seed", Growth::Seed),
+        ("frame_pipe_aware", Growth::PipeAware),
+    ] {
+        let params = HyblaParams {
+            growth,
+            initial_ssthresh: InitialSsthresh::Bytes(1_000_000),
+            initial_window_bytes: 600_000,
+            declared_bdp_bytes: Some(625_000),
+            ..HyblaParams::default()
+        };
+        let mut h = Hybla::new(params, 1472);
+        let mut now = Duration::from_secs(1);
+        let mut noise: u64 = 1;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                now += Duration::from_micros(1200);
+                noise = noise
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let rtt = Duration::from_micros(500_000 + (noise >> 33) % 20_000);
+                h.on_ack(black_box(now), now - rtt, black_box(1472), false);
+                h.on_end_acks(now);
+                if h.window() > 1 << 40 {
+                    h.on_congestion_event(now, now, true, 0);
+                }
+                black_box(h.window())
+            })
+        });
+    }
     group.finish();
 }
 
