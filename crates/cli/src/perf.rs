@@ -461,11 +461,8 @@ fn session_request(
         bail!("--download/--upload (perf) and --media/--bulk (a session) do not mix");
     }
     let scheduler = args.scheduler.clone().unwrap_or_else(|| "none".to_owned());
-    if sched::SchedulerSpec::from_name(&scheduler).is_none() {
-        bail!(
-            "--scheduler {scheduler:?}: unknown; expected one of {}",
-            sched::SCHEDULERS.join(", ")
-        );
+    if let Err(unknown) = scheduler.parse::<sched::SchedulerSpec>() {
+        bail!("--scheduler: {unknown}");
     }
     let defaults = scenario::apps::DEFAULT_MEDIA;
     let fps = args.fps.unwrap_or(defaults.fps);

@@ -76,15 +76,14 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
                 return out;
             }
         };
-    let Some(scheduler) = SchedulerSpec::from_name(&request.scheduler) else {
-        let reason = format!(
-            "unknown scheduler {:?}; expected one of {}",
-            request.scheduler,
-            sched::SCHEDULERS.join(", ")
-        );
-        refuse(&connection, Some(send), &reason).await;
-        out.error = Some(reason);
-        return out;
+    let scheduler = match request.scheduler.parse::<SchedulerSpec>() {
+        Ok(scheduler) => scheduler,
+        Err(unknown) => {
+            let reason = unknown.to_string();
+            refuse(&connection, Some(send), &reason).await;
+            out.error = Some(reason);
+            return out;
+        }
     };
     let epoch = epoch.unwrap_or_else(Instant::now);
     let reply = Reply::Accepted {
@@ -244,13 +243,11 @@ pub async fn run(
         .request
         .encode()
         .map_err(|e| PerfError::Session(format!("request: {e}")))?;
-    let scheduler = SchedulerSpec::from_name(&options.request.scheduler).ok_or_else(|| {
-        PerfError::Session(format!(
-            "unknown scheduler {:?}; expected one of {}",
-            options.request.scheduler,
-            sched::SCHEDULERS.join(", ")
-        ))
-    })?;
+    let scheduler: SchedulerSpec = options
+        .request
+        .scheduler
+        .parse()
+        .map_err(|unknown: sched::UnknownScheduler| PerfError::Session(unknown.to_string()))?;
     let (transport, qlog) =
         crate::perf::client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
     let endpoint = crate::perf::client_endpoint(

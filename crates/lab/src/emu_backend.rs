@@ -41,7 +41,7 @@ pub enum EmuError {
     Unsupported(String),
     /// A controller name or parameter is invalid.
     #[error(transparent)]
-    Controller(#[from] scenario::controllers::ControllerError),
+    Controller(#[from] scenario::FieldError),
     /// The perf endpoints failed.
     #[error(transparent)]
     Perf(#[from] perf::PerfError),
