@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use emu::perf::{self, ClientOptions, Server, ServerOptions, Trust};
+use emu::endpoint::{self, Trust};
+use emu::perf::{self, ClientOptions};
+use emu::server::{Server, ServerOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quinn::congestion::ControllerFactory;
 use scenario::units;
@@ -42,7 +44,7 @@ fn endpoint_transport(
     window: &str,
 ) -> anyhow::Result<quinn::TransportConfig> {
     let Some(path) = path else {
-        return Ok(perf::transport(
+        return Ok(endpoint::transport(
             controller(cc, cc_params, None)?,
             size("--window", window)?,
         ));
@@ -54,7 +56,7 @@ fn endpoint_transport(
         quinn_satellite::Side::Client
     };
     let controller = controller(cc, cc_params, Some(path.sending_bdp_bytes(side)))?;
-    Ok(path.transport_with_controller(side, perf::probed(controller))?)
+    Ok(path.transport_with_controller(side, endpoint::probed(controller))?)
 }
 
 /// The endpoint's UDP socket buffer: sized for `--path` if given, else the floor.
@@ -109,7 +111,7 @@ fn endpoint_recipe(
     cc: &str,
     cc_params: &[String],
     window: &str,
-) -> anyhow::Result<perf::TransportRecipe> {
+) -> anyhow::Result<endpoint::TransportRecipe> {
     endpoint_transport(is_server, path, cc, cc_params, window)?;
     let (path, cc, cc_params, window) = (
         path.map(str::to_owned),
@@ -117,7 +119,7 @@ fn endpoint_recipe(
         cc_params.to_vec(),
         window.to_owned(),
     );
-    Ok(perf::TransportRecipe::new(move || {
+    Ok(endpoint::TransportRecipe::new(move || {
         endpoint_transport(is_server, path.as_deref(), &cc, &cc_params, &window)
             .expect("the same flags were accepted when the command started")
     }))
@@ -175,10 +177,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 std::fs::read_to_string(c).with_context(|| format!("--cert {}", c.display()))?;
             let key =
                 std::fs::read_to_string(k).with_context(|| format!("--key {}", k.display()))?;
-            perf::parse_identity(&cert, &key).with_context(|| "--cert/--key")?
+            endpoint::parse_identity(&cert, &key).with_context(|| "--cert/--key")?
         }
         _ => {
-            let (cert, key) = perf::self_signed(vec!["localhost".into()])?;
+            let (cert, key) = endpoint::self_signed(vec!["localhost".into()])?;
             let out = args
                 .cert_out
                 .clone()
@@ -188,7 +190,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 "self-signed certificate for \"localhost\" written to {} (use it as the client's --ca)",
                 out.display()
             );
-            perf::parse_identity(&cert, &key)?
+            endpoint::parse_identity(&cert, &key)?
         }
     };
     let options = ServerOptions {
