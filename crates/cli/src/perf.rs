@@ -1,7 +1,6 @@
 //! `satquic serve` and `satquic get`: the perf protocol over real UDP (quinn + tokio), and media
 //! plus bulk on one connection (`get --media/--bulk`, an `emu::session`).
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -73,28 +72,14 @@ fn socket_buffer(path: Option<&str>) -> anyhow::Result<usize> {
     })
 }
 
-/// Parses `--cc` and `--cc-param k=v` into a controller.
+/// Parses `--cc` and `--cc-param k=v` into a controller (read by the scenario crate, as
+/// `cc_params` in a file).
 fn controller(
     name: &str,
     params: &[String],
     declared_bdp_bytes: Option<u64>,
 ) -> anyhow::Result<Arc<dyn ControllerFactory + Send + Sync>> {
-    let mut map = BTreeMap::new();
-    for p in params {
-        let (k, v) = p
-            .split_once('=')
-            .with_context(|| format!("--cc-param {p:?}: expected key=value, e.g. rtt0=25ms"))?;
-        let value = v
-            .parse::<toml::Value>()
-            .unwrap_or_else(|_| toml::Value::String(v.to_owned()));
-        let value = match value {
-            toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => value,
-            _ => toml::Value::String(v.to_owned()),
-        };
-        map.insert(k.trim().to_owned(), value);
-    }
-    let spec = scenario::controllers::ControllerSpec::parse(name, &map, "--cc")
-        .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?;
+    let spec = scenario::controllers::ControllerSpec::from_flags(name, params)?;
     Ok(lab::controllers::build(&spec, declared_bdp_bytes, false).factory)
 }
 
@@ -467,18 +452,8 @@ fn session_request(
         bail!("--scheduler: {unknown}");
     }
     let defaults = scenario::apps::DEFAULT_MEDIA;
-    let fps = args.fps.unwrap_or(defaults.fps);
-    if !perfwire::session::FPS_RANGE.contains(&fps) {
-        bail!("--fps {fps}: expected 1 to 240 frames per second");
-    }
     let deadline = match &args.deadline {
-        Some(d) => {
-            let deadline = units::parse_duration(d).with_context(|| format!("--deadline {d:?}"))?;
-            if deadline.is_zero() {
-                bail!("--deadline {d:?}: must be greater than zero");
-            }
-            deadline
-        }
+        Some(d) => units::parse_duration(d).with_context(|| format!("--deadline {d:?}"))?,
         None => {
             let one_way = match args.path.as_deref() {
                 Some(p) => parse_path(p)?.rtt / 2,
@@ -489,18 +464,35 @@ fn session_request(
     };
     let mut apps = Vec::new();
     if let Some(media) = &args.media {
-        let bitrate_bps = positive_rate("--media", media, false)?.expect("limited");
+        let bitrate_bps = units::parse_rate(media).with_context(|| format!("--media {media:?}"))?;
+        let config = scenario::apps::MediaConfig {
+            bitrate_bps,
+            fps: args.fps.unwrap_or(defaults.fps),
+            deadline: Some(deadline),
+            adaptive: args.adaptive,
+            ..defaults
+        };
+        // The scenario crate's checks, with the flag that set each value.
+        config.check().map_err(|e| {
+            let flag = match e.field.as_str() {
+                "bitrate" => "--media",
+                "fps" => "--fps",
+                "deadline" => "--deadline",
+                other => other,
+            };
+            anyhow::anyhow!("{flag}: {}", e.problem)
+        })?;
         apps.push(SessionApp {
             sender: Sender::Server,
             params: AppParams::Media(MediaParams {
-                bitrate_bps,
-                fps,
-                keyframe_interval: defaults.keyframe_interval,
-                keyframe_ratio: defaults.keyframe_ratio,
-                jitter: defaults.jitter,
+                bitrate_bps: config.bitrate_bps,
+                fps: config.fps,
+                keyframe_interval: config.keyframe_interval,
+                keyframe_ratio: config.keyframe_ratio,
+                jitter: config.jitter,
                 deadline,
                 seed: 1,
-                adaptive: args.adaptive,
+                adaptive: config.adaptive,
             }),
         });
     } else if args.fps.is_some() || args.deadline.is_some() || args.adaptive {

@@ -149,62 +149,65 @@ pub const DEFAULT_MEDIA: MediaConfig = MediaConfig {
     adaptive: false,
 };
 
+impl MediaConfig {
+    /// Checks the values against what a media source can play. The error names the key as a
+    /// `[[flow.app]]` table writes it (`bitrate`, `fps`, `keyframe_interval`,
+    /// `keyframe_ratio`, `jitter`, `deadline`), for the caller to place: under the table's
+    /// path when read from a file, as the flag that set it on the command line (`satquic get`).
+    pub fn check(&self) -> Result<(), FieldError> {
+        if self.bitrate_bps == 0 {
+            return Err(FieldError::new("bitrate", "must be greater than zero"));
+        }
+        let fps = self.fps;
+        if !(1..=240).contains(&fps) {
+            return Err(FieldError::new("fps", format!("{fps}: expected 1 to 240")));
+        }
+        if self.keyframe_interval == 0 {
+            return Err(FieldError::new(
+                "keyframe_interval",
+                "must be at least 1 frame",
+            ));
+        }
+        let keyframe_ratio = self.keyframe_ratio;
+        if !(keyframe_ratio.is_finite() && (1.0..=100.0).contains(&keyframe_ratio)) {
+            return Err(FieldError::new(
+                "keyframe_ratio",
+                format!("{keyframe_ratio}: expected 1 to 100"),
+            ));
+        }
+        let jitter = self.jitter;
+        if !(jitter.is_finite() && (0.0..1.0).contains(&jitter)) {
+            return Err(FieldError::new(
+                "jitter",
+                format!("{jitter}: expected at least 0 and below 1"),
+            ));
+        }
+        if self.deadline.is_some_and(|d| d.is_zero()) {
+            return Err(FieldError::new("deadline", "must be greater than zero"));
+        }
+        Ok(())
+    }
+}
+
 fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, FieldError> {
     let field = |key: &str| format!("{at}.{key}");
-    let bitrate_bps = raw.bitrate.unwrap_or(DEFAULT_MEDIA.bitrate_bps);
-    if bitrate_bps == 0 {
-        return Err(FieldError::new(
-            field("bitrate"),
-            "must be greater than zero",
-        ));
-    }
-    let fps = raw.fps.unwrap_or(DEFAULT_MEDIA.fps);
-    if !(1..=240).contains(&fps) {
-        return Err(FieldError::new(
-            field("fps"),
-            format!("{fps}: expected 1 to 240"),
-        ));
-    }
-    let keyframe_interval = raw
-        .keyframe_interval
-        .unwrap_or(DEFAULT_MEDIA.keyframe_interval);
-    if keyframe_interval == 0 {
-        return Err(FieldError::new(
-            field("keyframe_interval"),
-            "must be at least 1 frame",
-        ));
-    }
-    let keyframe_ratio = raw.keyframe_ratio.unwrap_or(DEFAULT_MEDIA.keyframe_ratio);
-    if !(keyframe_ratio.is_finite() && (1.0..=100.0).contains(&keyframe_ratio)) {
-        return Err(FieldError::new(
-            field("keyframe_ratio"),
-            format!("{keyframe_ratio}: expected 1 to 100"),
-        ));
-    }
-    let jitter = raw.jitter.unwrap_or(DEFAULT_MEDIA.jitter);
-    if !(jitter.is_finite() && (0.0..1.0).contains(&jitter)) {
-        return Err(FieldError::new(
-            field("jitter"),
-            format!("{jitter}: expected at least 0 and below 1"),
-        ));
-    }
-    if raw.deadline.is_some_and(|d| d.is_zero()) {
-        return Err(FieldError::new(
-            field("deadline"),
-            "must be greater than zero",
-        ));
-    }
-    let upload = direction_is_upload(raw.direction.as_deref(), &field("direction"))?;
-    Ok(MediaConfig {
-        bitrate_bps,
-        fps,
-        keyframe_interval,
-        keyframe_ratio,
-        jitter,
+    let mut config = MediaConfig {
+        bitrate_bps: raw.bitrate.unwrap_or(DEFAULT_MEDIA.bitrate_bps),
+        fps: raw.fps.unwrap_or(DEFAULT_MEDIA.fps),
+        keyframe_interval: raw
+            .keyframe_interval
+            .unwrap_or(DEFAULT_MEDIA.keyframe_interval),
+        keyframe_ratio: raw.keyframe_ratio.unwrap_or(DEFAULT_MEDIA.keyframe_ratio),
+        jitter: raw.jitter.unwrap_or(DEFAULT_MEDIA.jitter),
         deadline: raw.deadline,
-        upload,
+        upload: false,
         adaptive: raw.adaptive.unwrap_or(DEFAULT_MEDIA.adaptive),
-    })
+    };
+    config
+        .check()
+        .map_err(|e| FieldError::new(field(&e.field), e.problem))?;
+    config.upload = direction_is_upload(raw.direction.as_deref(), &field("direction"))?;
+    Ok(config)
 }
 
 /// `direction`: who sends.

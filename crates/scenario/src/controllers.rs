@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::error::FieldError;
+use crate::overrides::override_value;
 use crate::units;
 
 /// Controllers a flow may name in `cc` (or `--cc`), in the order help texts list them.
@@ -163,6 +164,27 @@ impl ControllerSpec {
         }
     }
 
+    /// The controller of the command line's `--cc NAME` and `--cc-param KEY=VALUE` flags. Each
+    /// value is read as a `--set` override's is (a TOML value if it is one, else a string,
+    /// never `inf`, `nan` or a date), so a parameter means the same on the command line as in
+    /// a scenario file; errors name `--cc-param.KEY`.
+    pub fn from_flags(name: &str, params: &[String]) -> Result<ControllerSpec, FieldError> {
+        let mut map = BTreeMap::new();
+        for param in params {
+            let (key, value) = param.split_once('=').ok_or_else(|| {
+                FieldError::new(
+                    format!("--cc-param {param:?}"),
+                    "expected key=value, e.g. rtt0=25ms",
+                )
+            })?;
+            map.insert(key.trim().to_owned(), override_value(value.trim()));
+        }
+        ControllerSpec::parse(name, &map, "--cc").map_err(|e| FieldError {
+            field: e.field.replace("--cc_params", "--cc-param"),
+            problem: e.problem,
+        })
+    }
+
     /// The controller with its default parameters, e.g. for `--cc`.
     pub fn named(name: &str, field: &str) -> Result<ControllerSpec, FieldError> {
         ControllerSpec::parse(name, &BTreeMap::new(), field)
@@ -312,6 +334,35 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn command_line_parameters_read_as_scenario_values() {
+        let flags = |params: &[&str]| {
+            let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+            ControllerSpec::from_flags("hybla", &params)
+        };
+        let spec = flags(&[
+            "rtt0=25ms",
+            "loss_reduction_factor=0.5",
+            "competing=\"reno\"",
+        ])
+        .unwrap();
+        let ControllerSpec::Hybla(hybla) = spec else {
+            panic!("{spec:?}")
+        };
+        assert_eq!(hybla.rtt0, Some(Duration::from_millis(25)));
+        assert_eq!(hybla.loss_reduction_factor, Some(0.5));
+        assert_eq!(hybla.competing, Some(HyblaCompeting::Reno));
+        // `inf` and `nan` are text, as in `--set`, so no float check ever sees them.
+        let err = flags(&["loss_reduction_factor=inf"]).unwrap_err();
+        assert_eq!(err.field, "--cc-param.loss_reduction_factor");
+        assert!(err.problem.contains("\"inf\""), "{err}");
+        let err = flags(&["rtt0"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--cc-param \"rtt0\": expected key=value, e.g. rtt0=25ms"
+        );
     }
 
     fn hybla_with(key: &str, value: toml::Value) -> Result<ControllerSpec, FieldError> {

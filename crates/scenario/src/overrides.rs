@@ -24,8 +24,8 @@ pub(crate) fn apply_override(
     set_in_table(root, &segments, &override_value(value.trim()), "", created)
 }
 
-/// The override value as TOML if it is one, else as a string.
-fn override_value(text: &str) -> toml::Value {
+/// The override value as TOML if it is one, else as a string (also a `--cc-param` value).
+pub(crate) fn override_value(text: &str) -> toml::Value {
     let parsed = format!("v = {text}")
         .parse::<toml::Table>()
         .ok()
