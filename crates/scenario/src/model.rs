@@ -16,12 +16,8 @@ pub const DEFAULT_SEED: u64 = 1;
 /// Sampling period of per-flow time series when the file gives none.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Smallest path MTU: QUIC requires 1200-byte UDP payloads (RFC 9000 §14), plus 28 bytes of
-/// IPv4/UDP headers ([`netsim::IP_UDP_HEADER_BYTES`]).
-pub const MIN_MTU_BYTES: u32 = 1228;
-
-/// Largest path MTU: the largest IPv4 packet.
-pub const MAX_MTU_BYTES: u32 = 65535;
+/// The MTU bounds a scenario's `mtu` must keep: netsim's, the one place for them.
+pub use netsim::{MAX_MTU_BYTES, MIN_MTU_BYTES};
 
 /// Download sizes at which completion times are reported when the file gives none: the
 /// draft-kuhn-quic-4-sat objectives are stated at 2, 10 and 100 MB (\[Kuhn-slides\]).
