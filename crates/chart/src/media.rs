@@ -2,8 +2,25 @@
 //! top, per-frame delays as dots below, on a shared time axis.
 
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
-use super::*;
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::data::{decimate, x_range, y_range};
+use crate::render::{
+    DrawResult, Figure, center_nudge, fit_text, font, no_data, render, text_width, titled,
+};
+use crate::spec::Series;
+use crate::style::{
+    AXIS_DESC_SIZE, LEGEND_GAP, LEGEND_PAD, LEGEND_SIZE, LEGEND_SWATCH, PLOT_TOP, TICK_SIZE,
+    X_LABEL_AREA, X_TICKS, colour,
+};
+use crate::ticks::{TickFormat, format_sig};
+use crate::{PlotError, WIDTH};
 
 /// Height of a [`stacked_panel_chart`], in pixels (its width is [`WIDTH`]).
 pub const STACKED_PANEL_HEIGHT: u32 = 900;

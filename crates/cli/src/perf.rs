@@ -1,7 +1,6 @@
 //! `satquic serve` and `satquic get`: the perf protocol over real UDP (quinn + tokio), and media
 //! plus bulk on one connection (`get --media/--bulk`, an `emu::session`).
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -9,7 +8,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use emu::perf::{self, ClientOptions, Server, ServerOptions, Trust};
+use emu::endpoint::{self, Trust};
+use emu::perf::{self, ClientOptions};
+use emu::server::{Server, ServerOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quinn::congestion::ControllerFactory;
 use scenario::units;
@@ -42,7 +43,7 @@ fn endpoint_transport(
     window: &str,
 ) -> anyhow::Result<quinn::TransportConfig> {
     let Some(path) = path else {
-        return Ok(perf::transport(
+        return Ok(endpoint::transport(
             controller(cc, cc_params, None)?,
             size("--window", window)?,
         ));
@@ -54,7 +55,7 @@ fn endpoint_transport(
         quinn_satellite::Side::Client
     };
     let controller = controller(cc, cc_params, Some(path.sending_bdp_bytes(side)))?;
-    Ok(path.transport_with_controller(side, perf::probed(controller))?)
+    Ok(path.transport_with_controller(side, endpoint::probed(controller))?)
 }
 
 /// The endpoint's UDP socket buffer: sized for `--path` if given, else the floor.
@@ -71,28 +72,14 @@ fn socket_buffer(path: Option<&str>) -> anyhow::Result<usize> {
     })
 }
 
-/// Parses `--cc` and `--cc-param k=v` into a controller.
+/// Parses `--cc` and `--cc-param k=v` into a controller (read by the scenario crate, as
+/// `cc_params` in a file).
 fn controller(
     name: &str,
     params: &[String],
     declared_bdp_bytes: Option<u64>,
 ) -> anyhow::Result<Arc<dyn ControllerFactory + Send + Sync>> {
-    let mut map = BTreeMap::new();
-    for p in params {
-        let (k, v) = p
-            .split_once('=')
-            .with_context(|| format!("--cc-param {p:?}: expected key=value, e.g. rtt0=25ms"))?;
-        let value = v
-            .parse::<toml::Value>()
-            .unwrap_or_else(|_| toml::Value::String(v.to_owned()));
-        let value = match value {
-            toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => value,
-            _ => toml::Value::String(v.to_owned()),
-        };
-        map.insert(k.trim().to_owned(), value);
-    }
-    let spec = scenario::controllers::ControllerSpec::parse(name, &map, "--cc")
-        .map_err(|e| anyhow::anyhow!(e.to_string().replace("--cc_params", "--cc-param")))?;
+    let spec = scenario::controllers::ControllerSpec::from_flags(name, params)?;
     Ok(lab::controllers::build(&spec, declared_bdp_bytes, false).factory)
 }
 
@@ -109,7 +96,7 @@ fn endpoint_recipe(
     cc: &str,
     cc_params: &[String],
     window: &str,
-) -> anyhow::Result<perf::TransportRecipe> {
+) -> anyhow::Result<endpoint::TransportRecipe> {
     endpoint_transport(is_server, path, cc, cc_params, window)?;
     let (path, cc, cc_params, window) = (
         path.map(str::to_owned),
@@ -117,7 +104,7 @@ fn endpoint_recipe(
         cc_params.to_vec(),
         window.to_owned(),
     );
-    Ok(perf::TransportRecipe::new(move || {
+    Ok(endpoint::TransportRecipe::new(move || {
         endpoint_transport(is_server, path.as_deref(), &cc, &cc_params, &window)
             .expect("the same flags were accepted when the command started")
     }))
@@ -175,10 +162,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 std::fs::read_to_string(c).with_context(|| format!("--cert {}", c.display()))?;
             let key =
                 std::fs::read_to_string(k).with_context(|| format!("--key {}", k.display()))?;
-            perf::parse_identity(&cert, &key).with_context(|| "--cert/--key")?
+            endpoint::parse_identity(&cert, &key).with_context(|| "--cert/--key")?
         }
         _ => {
-            let (cert, key) = perf::self_signed(vec!["localhost".into()])?;
+            let (cert, key) = endpoint::self_signed(vec!["localhost".into()])?;
             let out = args
                 .cert_out
                 .clone()
@@ -188,7 +175,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 "self-signed certificate for \"localhost\" written to {} (use it as the client's --ca)",
                 out.display()
             );
-            perf::parse_identity(&cert, &key)?
+            endpoint::parse_identity(&cert, &key)?
         }
     };
     let options = ServerOptions {
@@ -461,25 +448,12 @@ fn session_request(
         bail!("--download/--upload (perf) and --media/--bulk (a session) do not mix");
     }
     let scheduler = args.scheduler.clone().unwrap_or_else(|| "none".to_owned());
-    if sched::SchedulerSpec::from_name(&scheduler).is_none() {
-        bail!(
-            "--scheduler {scheduler:?}: unknown; expected one of {}",
-            sched::SCHEDULERS.join(", ")
-        );
+    if let Err(unknown) = scheduler.parse::<sched::SchedulerSpec>() {
+        bail!("--scheduler: {unknown}");
     }
     let defaults = scenario::apps::DEFAULT_MEDIA;
-    let fps = args.fps.unwrap_or(defaults.fps);
-    if !perfwire::session::FPS_RANGE.contains(&fps) {
-        bail!("--fps {fps}: expected 1 to 240 frames per second");
-    }
     let deadline = match &args.deadline {
-        Some(d) => {
-            let deadline = units::parse_duration(d).with_context(|| format!("--deadline {d:?}"))?;
-            if deadline.is_zero() {
-                bail!("--deadline {d:?}: must be greater than zero");
-            }
-            deadline
-        }
+        Some(d) => units::parse_duration(d).with_context(|| format!("--deadline {d:?}"))?,
         None => {
             let one_way = match args.path.as_deref() {
                 Some(p) => parse_path(p)?.rtt / 2,
@@ -490,18 +464,35 @@ fn session_request(
     };
     let mut apps = Vec::new();
     if let Some(media) = &args.media {
-        let bitrate_bps = positive_rate("--media", media, false)?.expect("limited");
+        let bitrate_bps = units::parse_rate(media).with_context(|| format!("--media {media:?}"))?;
+        let config = scenario::apps::MediaConfig {
+            bitrate_bps,
+            fps: args.fps.unwrap_or(defaults.fps),
+            deadline: Some(deadline),
+            adaptive: args.adaptive,
+            ..defaults
+        };
+        // The scenario crate's checks, with the flag that set each value.
+        config.check().map_err(|e| {
+            let flag = match e.field.as_str() {
+                "bitrate" => "--media",
+                "fps" => "--fps",
+                "deadline" => "--deadline",
+                other => other,
+            };
+            anyhow::anyhow!("{flag}: {}", e.problem)
+        })?;
         apps.push(SessionApp {
             sender: Sender::Server,
             params: AppParams::Media(MediaParams {
-                bitrate_bps,
-                fps,
-                keyframe_interval: defaults.keyframe_interval,
-                keyframe_ratio: defaults.keyframe_ratio,
-                jitter: defaults.jitter,
+                bitrate_bps: config.bitrate_bps,
+                fps: config.fps,
+                keyframe_interval: config.keyframe_interval,
+                keyframe_ratio: config.keyframe_ratio,
+                jitter: config.jitter,
                 deadline,
                 seed: 1,
-                adaptive: args.adaptive,
+                adaptive: config.adaptive,
             }),
         });
     } else if args.fps.is_some() || args.deadline.is_some() || args.adaptive {

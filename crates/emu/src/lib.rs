@@ -8,10 +8,12 @@
 
 pub mod accuracy;
 pub mod apps;
+pub mod endpoint;
 pub mod ipnet;
 pub mod perf;
 pub mod pump;
 pub mod qlog;
 pub mod relay;
+pub mod server;
 pub mod session;
 pub mod sockbuf;

@@ -4,7 +4,7 @@
 //! quinn-proto attaches a qlog stream through the connection's `TransportConfig`, which a
 //! quinn server otherwise shares between all its connections: one stream for all of them
 //! would interleave them in one file. So the server builds a fresh `TransportConfig` per
-//! accepted connection (from a [`crate::perf::TransportRecipe`]) with a stream of its own,
+//! accepted connection (from a [`crate::endpoint::TransportRecipe`]) with a stream of its own,
 //! and accepts with it (`Incoming::accept_with`); a client does the same for its connection.
 //!
 //! Format: quinn-proto's JSON-SEQ (RFC 7464; the qlog `.sqlog` form): every record is the byte

@@ -32,7 +32,7 @@ use quinn::VarInt;
 use sched::SchedulerSpec;
 
 use crate::apps::{End, EndConfig, EndReport};
-use crate::perf::{PerfError, Trust};
+use crate::endpoint::{EndpointError, Trust};
 
 /// How long a server waits for the request after the handshake.
 const REQUEST_WAIT: Duration = Duration::from_secs(10);
@@ -76,15 +76,14 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
                 return out;
             }
         };
-    let Some(scheduler) = SchedulerSpec::from_name(&request.scheduler) else {
-        let reason = format!(
-            "unknown scheduler {:?}; expected one of {}",
-            request.scheduler,
-            sched::SCHEDULERS.join(", ")
-        );
-        refuse(&connection, Some(send), &reason).await;
-        out.error = Some(reason);
-        return out;
+    let scheduler = match request.scheduler.parse::<SchedulerSpec>() {
+        Ok(scheduler) => scheduler,
+        Err(unknown) => {
+            let reason = unknown.to_string();
+            refuse(&connection, Some(send), &reason).await;
+            out.error = Some(reason);
+            return out;
+        }
     };
     let epoch = epoch.unwrap_or_else(Instant::now);
     let reply = Reply::Accepted {
@@ -197,7 +196,7 @@ pub struct SessionOptions {
     /// The session: applications, scheduler, duration (from the start of connecting).
     pub request: SessionRequest,
     /// Transport settings (controller for what the client sends, windows, ...).
-    pub transport: crate::perf::TransportRecipe,
+    pub transport: crate::endpoint::TransportRecipe,
     /// Where the connection's qlog file goes, if anywhere ([`crate::qlog`]).
     pub qlog: Option<crate::qlog::QlogDir>,
     /// The UDP socket to send from, bound in advance (e.g. so that a relay knows the flow
@@ -236,34 +235,35 @@ pub struct SessionReport {
 pub async fn run(
     mut options: SessionOptions,
     cancel: impl std::future::Future<Output = ()>,
-) -> Result<SessionReport, PerfError> {
+) -> Result<SessionReport, EndpointError> {
     let epoch = options.shared_epoch.unwrap_or_else(Instant::now);
     let started_at = epoch.elapsed();
     let stop_at = Instant::now() + options.request.duration;
     let framed = options
         .request
         .encode()
-        .map_err(|e| PerfError::Session(format!("request: {e}")))?;
-    let scheduler = SchedulerSpec::from_name(&options.request.scheduler).ok_or_else(|| {
-        PerfError::Session(format!(
-            "unknown scheduler {:?}; expected one of {}",
-            options.request.scheduler,
-            sched::SCHEDULERS.join(", ")
-        ))
-    })?;
-    let (transport, qlog) =
-        crate::perf::client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
-    let endpoint = crate::perf::client_endpoint(
+        .map_err(|e| EndpointError::Session(format!("request: {e}")))?;
+    let scheduler: SchedulerSpec = options
+        .request
+        .scheduler
+        .parse()
+        .map_err(|unknown: sched::UnknownScheduler| EndpointError::Session(unknown.to_string()))?;
+    let (transport, qlog) = crate::endpoint::client_transport(
+        &options.transport,
+        options.qlog.as_ref(),
+        options.server,
+    )?;
+    let endpoint = crate::endpoint::client_endpoint(
         options.server,
         options.socket.take(),
         options.socket_buffer_bytes,
-        crate::perf::client_config(&options.trust, transport, session::ALPN)?,
+        crate::endpoint::client_config(&options.trust, transport, session::ALPN)?,
     )?;
     let connection = endpoint
         .connect(options.server, &options.server_name)
-        .map_err(|e| PerfError::Connect(e.to_string()))?
+        .map_err(|e| EndpointError::Connect(e.to_string()))?
         .await
-        .map_err(|e| PerfError::Connect(explain_connect_error(&e)))?;
+        .map_err(|e| EndpointError::Connect(explain_connect_error(&e)))?;
     let handshake = epoch.elapsed().saturating_sub(started_at);
     let result = client_session(
         &connection,
@@ -301,8 +301,8 @@ async fn client_session(
     epoch: Instant,
     stop_at: Instant,
     cancel: impl std::future::Future<Output = ()>,
-) -> Result<(i64, EndReport, Summary, Duration), PerfError> {
-    let lost = |e: &dyn std::fmt::Display| PerfError::Connection(e.to_string());
+) -> Result<(i64, EndReport, Summary, Duration), EndpointError> {
+    let lost = |e: &dyn std::fmt::Display| EndpointError::Connection(e.to_string());
     let (mut send, mut recv) = connection.open_bi().await.map_err(|e| lost(&e))?;
     let c0 = epoch.elapsed();
     send.write_all(&framed).await.map_err(|e| lost(&e))?;
@@ -311,7 +311,7 @@ async fn client_session(
     let server_clock = match reply {
         Reply::Accepted { clock } => clock,
         Reply::Refused { reason } => {
-            return Err(PerfError::Session(format!(
+            return Err(EndpointError::Session(format!(
                 "the server refused the session: {reason}"
             )));
         }
@@ -346,7 +346,7 @@ async fn client_session(
     let server_sent =
         match tokio::time::timeout(CLOSING_WAIT, recv.read_to_end(MAX_SUMMARY_BYTES)).await {
             Ok(Ok(bytes)) => Summary::decode(&bytes)
-                .map_err(|e| PerfError::Session(format!("the server's summary: {e}")))?,
+                .map_err(|e| EndpointError::Session(format!("the server's summary: {e}")))?,
             // The server vanished or said nothing: what we measured still stands.
             _ => Summary::default(),
         };
@@ -357,10 +357,12 @@ async fn client_session(
         && !matches!(reason, quinn::ConnectionError::LocallyClosed)
         && !is_clean_close(&reason)
     {
-        return Err(PerfError::Connection(format!("connection lost: {reason}")));
+        return Err(EndpointError::Connection(format!(
+            "connection lost: {reason}"
+        )));
     }
     if let Some(error) = &report.error {
-        return Err(PerfError::Session(error.clone()));
+        return Err(EndpointError::Session(error.clone()));
     }
     Ok((clock_offset_ns, report, server_sent, ended_at))
 }
@@ -373,15 +375,17 @@ fn is_clean_close(reason: &quinn::ConnectionError) -> bool {
 async fn read_reply(
     recv: &mut quinn::RecvStream,
     connection: &quinn::Connection,
-) -> Result<Reply, PerfError> {
+) -> Result<Reply, EndpointError> {
     let failed = |e: &dyn std::fmt::Display| {
         // A refusal closes the connection with the reason: show that rather than the read.
         match connection.close_reason() {
-            Some(quinn::ConnectionError::ApplicationClosed(close)) => PerfError::Session(format!(
-                "the server refused the session: {}",
-                String::from_utf8_lossy(&close.reason)
-            )),
-            _ => PerfError::Connection(format!("reading the server's reply: {e}")),
+            Some(quinn::ConnectionError::ApplicationClosed(close)) => {
+                EndpointError::Session(format!(
+                    "the server refused the session: {}",
+                    String::from_utf8_lossy(&close.reason)
+                ))
+            }
+            _ => EndpointError::Connection(format!("reading the server's reply: {e}")),
         }
     };
     let mut bytes = vec![0u8; 1];
@@ -400,7 +404,7 @@ async fn read_reply(
     recv.read_exact(&mut bytes[start..])
         .await
         .map_err(|e| failed(&e))?;
-    Reply::decode(&bytes).map_err(|e| PerfError::Session(format!("the server's reply: {e}")))
+    Reply::decode(&bytes).map_err(|e| EndpointError::Session(format!("the server's reply: {e}")))
 }
 
 /// A connect error with a hint when the server does not speak sessions.
@@ -432,18 +436,19 @@ pub(crate) fn keep(sessions: &Sessions, session: ServerSession, limit: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::perf::{self, Server, ServerOptions};
+    use crate::endpoint;
+    use crate::server::{Server, ServerOptions};
     use perfwire::session::{AppParams, BulkParams, MediaParams, SessionApp};
     use quinn::congestion::NewRenoConfig;
 
     fn server(epoch: Option<Instant>) -> (Server, Vec<rustls::pki_types::CertificateDer<'static>>) {
-        let (cert, key) = perf::self_signed(vec!["localhost".into()]).unwrap();
-        let identity = perf::parse_identity(&cert, &key).unwrap();
+        let (cert, key) = endpoint::self_signed(vec!["localhost".into()]).unwrap();
+        let identity = endpoint::parse_identity(&cert, &key).unwrap();
         let roots = identity.0.clone();
         let server = Server::start(ServerOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             identity,
-            transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
+            transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
             qlog: None,
             log_dir: None,
             socket_buffer_bytes: crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
@@ -501,7 +506,7 @@ mod tests {
             server_name: "localhost".into(),
             trust: Trust::Roots(roots.to_vec()),
             request,
-            transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
+            transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
             qlog: None,
             socket: None,
             socket_buffer_bytes: crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
@@ -609,13 +614,16 @@ mod tests {
                 "reading the request",
             ),
         ] {
-            let endpoint = perf::client_endpoint(
+            let endpoint = endpoint::client_endpoint(
                 address,
                 None,
                 crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-                perf::client_config(
+                endpoint::client_config(
                     &Trust::Roots(roots.clone()),
-                    Arc::new(perf::transport(Arc::new(NewRenoConfig::default()), 1 << 20)),
+                    Arc::new(endpoint::transport(
+                        Arc::new(NewRenoConfig::default()),
+                        1 << 20,
+                    )),
                     session::ALPN,
                 )
                 .unwrap(),

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use emu::perf::{self, ClientOptions, RequestLimits, Server, ServerOptions, Trust};
+use emu::endpoint::{self, Trust};
+use emu::perf::{self, ClientOptions, RequestLimits};
+use emu::server::{Server, ServerOptions};
 use perfwire::{Request, RequestError, pattern};
 use quinn::VarInt;
 use quinn::congestion::NewRenoConfig;
@@ -37,14 +39,14 @@ struct Setup {
 }
 
 fn start() -> Setup {
-    let (cert, key) = perf::self_signed(vec!["localhost".into()]).unwrap();
-    let identity = perf::parse_identity(&cert, &key).unwrap();
+    let (cert, key) = endpoint::self_signed(vec!["localhost".into()]).unwrap();
+    let identity = endpoint::parse_identity(&cert, &key).unwrap();
     let roots = identity.0.clone();
     let server = Server::start_with_limits(
         ServerOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             identity,
-            transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), WINDOW_BYTES),
+            transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), WINDOW_BYTES),
             qlog: None,
             log_dir: None,
             socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
@@ -67,14 +69,14 @@ fn start() -> Setup {
 impl Setup {
     /// A raw perf connection (ALPN "perf").
     async fn connect(&self) -> (quinn::Endpoint, quinn::Connection) {
-        let transport = Arc::new(perf::transport(
+        let transport = Arc::new(endpoint::transport(
             Arc::new(NewRenoConfig::default()),
             WINDOW_BYTES,
         ));
         let config =
-            perf::client_config(&Trust::Roots(self.roots.clone()), transport, perfwire::ALPN)
+            endpoint::client_config(&Trust::Roots(self.roots.clone()), transport, perfwire::ALPN)
                 .unwrap();
-        let endpoint = perf::client_endpoint(
+        let endpoint = endpoint::client_endpoint(
             self.address,
             None,
             emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
@@ -101,7 +103,10 @@ impl Setup {
                 download_bytes: Some(1_000_000),
                 upload_bytes: 0,
                 duration: Some(PATIENCE),
-                transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), WINDOW_BYTES),
+                transport: endpoint::transport_recipe(
+                    Arc::new(NewRenoConfig::default()),
+                    WINDOW_BYTES,
+                ),
                 socket: None,
                 socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
                 thresholds: vec![],

@@ -9,8 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use emu::perf::{self, ClientOptions, Server, ServerOptions, Trust};
+use emu::endpoint::{self, Trust};
+use emu::perf::{self, ClientOptions};
 use emu::relay::{Relay, RelayConfig};
+use emu::server::{Server, ServerOptions};
 use netsim::{LinkConfig, QueueLimit};
 use quinn::congestion::NewRenoConfig;
 
@@ -50,13 +52,13 @@ fn flood(to: SocketAddr, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
-    let (cert, key) = perf::self_signed(vec!["localhost".into()]).unwrap();
-    let identity = perf::parse_identity(&cert, &key).unwrap();
+    let (cert, key) = endpoint::self_signed(vec!["localhost".into()]).unwrap();
+    let identity = endpoint::parse_identity(&cert, &key).unwrap();
     let roots = identity.0.clone();
     let server = Server::start(ServerOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
         identity,
-        transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
+        transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
         qlog: None,
         log_dir: None,
         socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
@@ -72,7 +74,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         download_bytes: download,
         upload_bytes: 0,
         duration: Some(duration),
-        transport: perf::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
+        transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
         qlog: None,
         socket: None,
         socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,

@@ -17,8 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use emu::apps::{AppEnd, EndReport, Received};
-use emu::perf::{self, ClientOptions, Server, ServerOptions, TracePoint, Trust};
+use emu::endpoint::{self, Trust};
+use emu::perf::{self, ClientOptions};
 use emu::relay::{Relay, RelayConfig};
+use emu::server::{Server, ServerOptions, TracePoint};
 use emu::session::{ServerSession, SessionOptions, SessionReport};
 use perfwire::media::{DelayPercentiles, FrameRecord};
 use perfwire::session::{
@@ -41,10 +43,10 @@ pub enum EmuError {
     Unsupported(String),
     /// A controller name or parameter is invalid.
     #[error(transparent)]
-    Controller(#[from] scenario::controllers::ControllerError),
+    Controller(#[from] scenario::FieldError),
     /// The perf endpoints failed.
     #[error(transparent)]
-    Perf(#[from] perf::PerfError),
+    Perf(#[from] endpoint::EndpointError),
     /// Sockets, runtime, relay.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -222,8 +224,11 @@ pub fn shift_sent(sent: &SentSummary, shift_ns: i64) -> SentSummary {
 
 /// What a flow's client brought back (perf: with when it started connecting, run time).
 enum FlowResult {
-    Perf(Duration, Result<perf::ClientReport, perf::PerfError>),
-    Session(Result<SessionReport, perf::PerfError>),
+    Perf(
+        Duration,
+        Result<perf::ClientReport, endpoint::EndpointError>,
+    ),
+    Session(Result<SessionReport, endpoint::EndpointError>),
 }
 
 /// How long the run waits for a server to record a session after its client returned.
@@ -269,8 +274,8 @@ pub fn run_with_qlog(
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let (cert, key) = perf::self_signed(vec!["localhost".into()])?;
-    let identity = perf::parse_identity(&cert, &key)?;
+    let (cert, key) = endpoint::self_signed(vec!["localhost".into()])?;
+    let identity = endpoint::parse_identity(&cert, &key)?;
     let roots = identity.0.clone();
     runtime.block_on(async {
         let socket_buffer_bytes = emu::sockbuf::buffer_bytes_for(
@@ -298,9 +303,9 @@ pub fn run_with_qlog(
             let factory = controller.factory.clone();
             servers.push(Server::start(ServerOptions {
                 listen: "127.0.0.1:0".parse().expect("valid"),
-                identity: perf::parse_identity(&cert, &key)?,
-                transport: perf::TransportRecipe::new(move || {
-                    settings.to_quinn(true, perf::probed(factory.clone()))
+                identity: endpoint::parse_identity(&cert, &key)?,
+                transport: endpoint::TransportRecipe::new(move || {
+                    settings.to_quinn(true, endpoint::probed(factory.clone()))
                 }),
                 qlog: flow_qlog(index),
                 log_dir: None,
@@ -345,8 +350,8 @@ pub fn run_with_qlog(
         for ((index, flow), socket) in scenario.flows.iter().enumerate().zip(client_sockets) {
             let settings = crate::plan::transport_settings(scenario, index);
             let factory = controllers[index].factory.clone();
-            let transport = perf::TransportRecipe::new(move || {
-                settings.to_quinn(false, perf::probed(factory.clone()))
+            let transport = endpoint::TransportRecipe::new(move || {
+                settings.to_quinn(false, endpoint::probed(factory.clone()))
             });
             let start = flow.start;
             if is_session(flow) {
@@ -466,7 +471,7 @@ struct FlowMeasured {
 fn perf_measured(
     name: &str,
     began: Duration,
-    result: &Result<perf::ClientReport, perf::PerfError>,
+    result: &Result<perf::ClientReport, endpoint::EndpointError>,
 ) -> FlowMeasured {
     let r = match result {
         Ok(r) => r,
@@ -555,7 +560,7 @@ fn perf_measured(
 fn session_measured(
     flow: &scenario::FlowSpec,
     request: &SessionRequest,
-    result: &Result<SessionReport, perf::PerfError>,
+    result: &Result<SessionReport, endpoint::EndpointError>,
     server: Option<&ServerSession>,
 ) -> FlowMeasured {
     let report = match result {

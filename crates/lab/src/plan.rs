@@ -11,8 +11,9 @@ use sim::apps::media::MediaSpec;
 use sim::apps::perf::PerfSpec;
 use sim::{AppSpec, FlowApp, FlowConfig, Role, SimConfig, TransportSettings};
 
+use scenario::FieldError;
 use scenario::apps::{AppConfig, AppKind, MediaConfig};
-use scenario::controllers::{ControllerError, ControllerSpec};
+use scenario::controllers::ControllerSpec;
 use scenario::{RunSpec, Scenario};
 
 use crate::controllers;
@@ -71,7 +72,7 @@ pub fn declared_bdp_bytes(scenario: &Scenario, index: usize) -> u64 {
 pub fn flow_controller(
     flow: &scenario::FlowSpec,
     spec: &RunSpec,
-) -> Result<ControllerSpec, ControllerError> {
+) -> Result<ControllerSpec, FieldError> {
     match &spec.cc_override {
         Some(name) if name != flow.controller.name() => ControllerSpec::named(name, "--cc"),
         _ => Ok(flow.controller.clone()),
@@ -142,7 +143,7 @@ pub fn sim_config(
     scenario: &Scenario,
     spec: &RunSpec,
     qlog_dir: Option<PathBuf>,
-) -> Result<SimConfig, ControllerError> {
+) -> Result<SimConfig, FieldError> {
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (index, flow) in scenario.flows.iter().enumerate() {
         let controller = controllers::build(

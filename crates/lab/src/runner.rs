@@ -12,16 +12,16 @@ use sim::{Control, SimError};
 
 use crate::plan;
 use report::CompletedRun;
+use scenario::FieldError;
 use scenario::RunSpec;
 use scenario::Scenario;
-use scenario::controllers::ControllerError;
 
 /// Why a batch of runs failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// A controller name or parameter is invalid.
     #[error(transparent)]
-    Controller(#[from] ControllerError),
+    Controller(#[from] FieldError),
     /// A run failed.
     #[error("run {label} seed {seed}: {source}")]
     Sim {

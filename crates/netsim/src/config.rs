@@ -15,6 +15,14 @@ pub const IP_UDP_HEADER_BYTES: u32 = 28;
 /// Default path MTU in bytes (IP packet size), as on Ethernet-attached satellite terminals.
 pub const DEFAULT_MTU_BYTES: u32 = 1500;
 
+/// Smallest path MTU: QUIC requires 1200-byte UDP payloads (RFC 9000 §14), plus the
+/// [`IP_UDP_HEADER_BYTES`] in front of them.
+pub const MIN_MTU_BYTES: u32 = 1200 + IP_UDP_HEADER_BYTES;
+
+/// Largest path MTU: the largest IPv4 packet. IPv4's 16-bit total length counts the header, so
+/// no IPv4 packet exceeds 65 535 bytes and a UDP payload in one is at most 65 507 bytes.
+pub const MAX_MTU_BYTES: u32 = 65_535;
+
 /// How large the bottleneck buffer is.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -41,7 +41,8 @@ mod rng;
 
 pub use config::{
     Aqm, ConfigError, DEFAULT_MTU_BYTES, IP_UDP_HEADER_BYTES, Jitter, JitterDistribution,
-    LinkConfig, LossModel, PathConfig, QueueLimit, RedConfig, ScheduleStep,
+    LinkConfig, LossModel, MAX_MTU_BYTES, MIN_MTU_BYTES, PathConfig, QueueLimit, RedConfig,
+    ScheduleStep,
 };
 pub use link::{Link, LinkStats, Verdict, bdp_bytes, serialization_time};
 pub use loss::LossProcess;

@@ -58,7 +58,10 @@ use quinn_proto::congestion::ControllerFactory;
 
 pub use hybla;
 pub use hybla::HyblaConfig;
-pub use path::{DEFAULT_MTU_BYTES, IP_UDP_HEADER_BYTES, PathError, SatellitePath, bdp_bytes};
+pub use path::{
+    DEFAULT_MTU_BYTES, IP_UDP_HEADER_BYTES, MAX_MTU_BYTES, MIN_MTU_BYTES, PathError, SatellitePath,
+    bdp_bytes,
+};
 pub use settings::{TransportSettings, ack_threshold};
 
 /// How long a connection may stay silent before quinn closes it, in the configurations this

@@ -12,7 +12,11 @@ pub const DEFAULT_MTU_BYTES: u32 = 1500;
 
 /// QUIC's smallest allowed datagram (RFC 9000 §14) plus the IPv4/UDP header: the smallest MTU
 /// a QUIC path can have.
-const MIN_MTU_BYTES: u32 = 1200 + IP_UDP_HEADER_BYTES;
+pub const MIN_MTU_BYTES: u32 = 1200 + IP_UDP_HEADER_BYTES;
+
+/// The largest MTU: the largest IPv4 packet. IPv4's 16-bit total length counts the header, so
+/// a packet is at most 65 535 bytes and the QUIC datagram in it at most 65 507.
+pub const MAX_MTU_BYTES: u32 = 65_535;
 
 /// Bandwidth-delay product in bytes (rounded down).
 pub fn bdp_bytes(rate_bps: u64, rtt: Duration) -> u64 {
@@ -70,7 +74,7 @@ pub enum PathError {
     #[error("loss_rate: {0}")]
     Loss(String),
     /// An MTU QUIC cannot use.
-    #[error("mtu_bytes: {0} is outside {MIN_MTU_BYTES}..={max}", max = u32::from(u16::MAX) + IP_UDP_HEADER_BYTES)]
+    #[error("mtu_bytes: {0} is outside {MIN_MTU_BYTES}..={MAX_MTU_BYTES}")]
     Mtu(u32),
 }
 
@@ -152,8 +156,7 @@ impl SatellitePath {
                 hybla::RANDOM_LOSS_MAX_RATE
             )));
         }
-        let max_mtu = u32::from(u16::MAX) + IP_UDP_HEADER_BYTES;
-        if !(MIN_MTU_BYTES..=max_mtu).contains(&self.mtu_bytes) {
+        if !(MIN_MTU_BYTES..=MAX_MTU_BYTES).contains(&self.mtu_bytes) {
             return Err(PathError::Mtu(self.mtu_bytes));
         }
         Ok(())

@@ -9,9 +9,12 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::Download;
-use crate::file::{DownloadArg, Problem, problem};
+use crate::error::FieldError;
 use crate::units;
+use crate::values::DownloadArg;
+
+/// Size of a perf application's download: the perf protocol's request.
+pub use perfwire::Request as Download;
 
 /// One application of a flow.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,80 +149,92 @@ pub const DEFAULT_MEDIA: MediaConfig = MediaConfig {
     adaptive: false,
 };
 
-fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, Problem> {
+impl MediaConfig {
+    /// Checks the values against what a media source can play. The error names the key as a
+    /// `[[flow.app]]` table writes it (`bitrate`, `fps`, `keyframe_interval`,
+    /// `keyframe_ratio`, `jitter`, `deadline`), for the caller to place: under the table's
+    /// path when read from a file, as the flag that set it on the command line (`satquic get`).
+    pub fn check(&self) -> Result<(), FieldError> {
+        if self.bitrate_bps == 0 {
+            return Err(FieldError::new("bitrate", "must be greater than zero"));
+        }
+        let fps = self.fps;
+        if !(1..=240).contains(&fps) {
+            return Err(FieldError::new("fps", format!("{fps}: expected 1 to 240")));
+        }
+        if self.keyframe_interval == 0 {
+            return Err(FieldError::new(
+                "keyframe_interval",
+                "must be at least 1 frame",
+            ));
+        }
+        let keyframe_ratio = self.keyframe_ratio;
+        if !(keyframe_ratio.is_finite() && (1.0..=100.0).contains(&keyframe_ratio)) {
+            return Err(FieldError::new(
+                "keyframe_ratio",
+                format!("{keyframe_ratio}: expected 1 to 100"),
+            ));
+        }
+        let jitter = self.jitter;
+        if !(jitter.is_finite() && (0.0..1.0).contains(&jitter)) {
+            return Err(FieldError::new(
+                "jitter",
+                format!("{jitter}: expected at least 0 and below 1"),
+            ));
+        }
+        if self.deadline.is_some_and(|d| d.is_zero()) {
+            return Err(FieldError::new("deadline", "must be greater than zero"));
+        }
+        Ok(())
+    }
+}
+
+fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, FieldError> {
     let field = |key: &str| format!("{at}.{key}");
-    let bitrate_bps = raw.bitrate.unwrap_or(DEFAULT_MEDIA.bitrate_bps);
-    if bitrate_bps == 0 {
-        return Err(problem(field("bitrate"), "must be greater than zero"));
-    }
-    let fps = raw.fps.unwrap_or(DEFAULT_MEDIA.fps);
-    if !(1..=240).contains(&fps) {
-        return Err(problem(field("fps"), format!("{fps}: expected 1 to 240")));
-    }
-    let keyframe_interval = raw
-        .keyframe_interval
-        .unwrap_or(DEFAULT_MEDIA.keyframe_interval);
-    if keyframe_interval == 0 {
-        return Err(problem(
-            field("keyframe_interval"),
-            "must be at least 1 frame",
-        ));
-    }
-    let keyframe_ratio = raw.keyframe_ratio.unwrap_or(DEFAULT_MEDIA.keyframe_ratio);
-    if !(keyframe_ratio.is_finite() && (1.0..=100.0).contains(&keyframe_ratio)) {
-        return Err(problem(
-            field("keyframe_ratio"),
-            format!("{keyframe_ratio}: expected 1 to 100"),
-        ));
-    }
-    let jitter = raw.jitter.unwrap_or(DEFAULT_MEDIA.jitter);
-    if !(jitter.is_finite() && (0.0..1.0).contains(&jitter)) {
-        return Err(problem(
-            field("jitter"),
-            format!("{jitter}: expected at least 0 and below 1"),
-        ));
-    }
-    if raw.deadline.is_some_and(|d| d.is_zero()) {
-        return Err(problem(field("deadline"), "must be greater than zero"));
-    }
-    let upload = direction_is_upload(raw.direction.as_deref(), &field("direction"))?;
-    Ok(MediaConfig {
-        bitrate_bps,
-        fps,
-        keyframe_interval,
-        keyframe_ratio,
-        jitter,
+    let mut config = MediaConfig {
+        bitrate_bps: raw.bitrate.unwrap_or(DEFAULT_MEDIA.bitrate_bps),
+        fps: raw.fps.unwrap_or(DEFAULT_MEDIA.fps),
+        keyframe_interval: raw
+            .keyframe_interval
+            .unwrap_or(DEFAULT_MEDIA.keyframe_interval),
+        keyframe_ratio: raw.keyframe_ratio.unwrap_or(DEFAULT_MEDIA.keyframe_ratio),
+        jitter: raw.jitter.unwrap_or(DEFAULT_MEDIA.jitter),
         deadline: raw.deadline,
-        upload,
+        upload: false,
         adaptive: raw.adaptive.unwrap_or(DEFAULT_MEDIA.adaptive),
-    })
+    };
+    config
+        .check()
+        .map_err(|e| FieldError::new(field(&e.field), e.problem))?;
+    config.upload = direction_is_upload(raw.direction.as_deref(), &field("direction"))?;
+    Ok(config)
 }
 
 /// `direction`: who sends.
-fn direction_is_upload(direction: Option<&str>, field: &str) -> Result<bool, Problem> {
+fn direction_is_upload(direction: Option<&str>, field: &str) -> Result<bool, FieldError> {
     match direction {
         None | Some("download") => Ok(false),
         Some("upload") => Ok(true),
-        Some(other) => Err(problem(
+        Some(other) => Err(FieldError::new(
             field,
             format!("{other:?}: expected \"download\" (server sends) or \"upload\""),
         )),
     }
 }
 
-fn bulk_config(raw: RawBulk, at: &str) -> Result<BulkConfig, Problem> {
+fn bulk_config(raw: RawBulk, at: &str) -> Result<BulkConfig, FieldError> {
     let field = |key: &str| format!("{at}.{key}");
     let rate_bps = match raw.rate.as_deref() {
         None | Some("unlimited") => None,
         Some(text) => {
             let bps = units::parse_rate(text).map_err(|e| {
-                problem(
+                FieldError::new(
                     field("rate"),
                     format!("{e} (or \"unlimited\" for a source that always has data)"),
                 )
             })?;
             if bps == 0 {
-                return Err(problem(field("rate"), "must be greater than zero"));
+                return Err(FieldError::new(field("rate"), "must be greater than zero"));
             }
             Some(bps)
         }
@@ -237,7 +252,7 @@ fn fields<T: serde::de::DeserializeOwned>(
     table: toml::Table,
     at: &str,
     kind: &str,
-) -> Result<T, Problem> {
+) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." {
@@ -245,7 +260,7 @@ fn fields<T: serde::de::DeserializeOwned>(
         } else {
             format!("{at}.{path}")
         };
-        problem(
+        FieldError::new(
             field,
             format!("{} (kind = {kind:?})", e.into_inner().message().trim_end()),
         )
@@ -254,18 +269,18 @@ fn fields<T: serde::de::DeserializeOwned>(
 
 impl RawApp {
     /// Checks one app table at `at` (`flow[0].app[1]`).
-    pub(crate) fn into_config(self, at: &str) -> Result<AppConfig, Problem> {
+    pub(crate) fn into_config(self, at: &str) -> Result<AppConfig, FieldError> {
         let mut table = self.0;
         let kind = match table.remove("kind") {
             Some(toml::Value::String(kind)) => kind,
             Some(other) => {
-                return Err(problem(
+                return Err(FieldError::new(
                     format!("{at}.kind"),
                     format!("expected a string such as \"perf\", got {other}"),
                 ));
             }
             None => {
-                return Err(problem(
+                return Err(FieldError::new(
                     format!("{at}.kind"),
                     "missing (e.g. kind = \"perf\")",
                 ));
@@ -298,7 +313,7 @@ impl RawApp {
                     kind: AppKind::Bulk(bulk_config(raw, at)?),
                 })
             }
-            other => Err(problem(
+            other => Err(FieldError::new(
                 format!("{at}.kind"),
                 format!(
                     "unknown application kind {other:?}; available: {}",
@@ -318,24 +333,27 @@ pub(crate) fn perf_config(
     download: Option<Download>,
     upload_bytes: Option<u64>,
     repeat_after: Option<Duration>,
-) -> Result<PerfConfig, Problem> {
+) -> Result<PerfConfig, FieldError> {
     if download.is_none() && upload_bytes.is_none() {
-        return Err(problem(
+        return Err(FieldError::new(
             at,
             "a perf application needs a download and/or an upload",
         ));
     }
     if download == Some(Download::Bytes(0)) {
-        return Err(problem(
+        return Err(FieldError::new(
             format!("{at}.download"),
             "must be greater than zero",
         ));
     }
     if upload_bytes == Some(0) {
-        return Err(problem(format!("{at}.upload"), "must be greater than zero"));
+        return Err(FieldError::new(
+            format!("{at}.upload"),
+            "must be greater than zero",
+        ));
     }
     if repeat_after.is_some() && !matches!(download, Some(Download::Bytes(_))) {
-        return Err(problem(
+        return Err(FieldError::new(
             format!("{at}.repeat_after"),
             "repeats a sized download; set download to a size such as \"100MB\"",
         ));

@@ -7,20 +7,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::error::FieldError;
+use crate::overrides::override_value;
 use crate::units;
 
 /// Controllers a flow may name in `cc` (or `--cc`), in the order help texts list them.
 pub const CONTROLLERS: [&str; 4] = ["newreno", "cubic", "bbr", "hybla"];
-
-/// A controller name or parameter the lab cannot honour.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{field}: {problem}")]
-pub struct ControllerError {
-    /// Scenario field (`flow[0].cc`, `flow[0].cc_params.initial_window`, or `--cc`).
-    pub field: String,
-    /// What is wrong.
-    pub problem: String,
-}
 
 /// A congestion controller with its validated parameters; `None` means quinn's (or Hybla's)
 /// default.
@@ -120,13 +112,13 @@ impl ControllerSpec {
         name: &str,
         params: &BTreeMap<String, toml::Value>,
         field: &str,
-    ) -> Result<ControllerSpec, ControllerError> {
+    ) -> Result<ControllerSpec, FieldError> {
         let param_field = |key: &str| format!("{field}_params.{key}");
-        let unknown = |key: &str, allowed: &str| ControllerError {
+        let unknown = |key: &str, allowed: &str| FieldError {
             field: param_field(key),
             problem: format!("unknown parameter for {name}; allowed: {allowed}"),
         };
-        let only_initial_window = || -> Result<Option<u64>, ControllerError> {
+        let only_initial_window = || -> Result<Option<u64>, FieldError> {
             let mut window = None;
             for (key, value) in params {
                 match key.as_str() {
@@ -162,7 +154,7 @@ impl ControllerSpec {
                 initial_window: only_initial_window()?,
             }),
             "hybla" => Ok(ControllerSpec::Hybla(hybla_spec(params, &param_field)?)),
-            other => Err(ControllerError {
+            other => Err(FieldError {
                 field: field.to_owned(),
                 problem: format!(
                     "unknown congestion controller {other:?}; available: {}",
@@ -172,14 +164,35 @@ impl ControllerSpec {
         }
     }
 
+    /// The controller of the command line's `--cc NAME` and `--cc-param KEY=VALUE` flags. Each
+    /// value is read as a `--set` override's is (a TOML value if it is one, else a string,
+    /// never `inf`, `nan` or a date), so a parameter means the same on the command line as in
+    /// a scenario file; errors name `--cc-param.KEY`.
+    pub fn from_flags(name: &str, params: &[String]) -> Result<ControllerSpec, FieldError> {
+        let mut map = BTreeMap::new();
+        for param in params {
+            let (key, value) = param.split_once('=').ok_or_else(|| {
+                FieldError::new(
+                    format!("--cc-param {param:?}"),
+                    "expected key=value, e.g. rtt0=25ms",
+                )
+            })?;
+            map.insert(key.trim().to_owned(), override_value(value.trim()));
+        }
+        ControllerSpec::parse(name, &map, "--cc").map_err(|e| FieldError {
+            field: e.field.replace("--cc_params", "--cc-param"),
+            problem: e.problem,
+        })
+    }
+
     /// The controller with its default parameters, e.g. for `--cc`.
-    pub fn named(name: &str, field: &str) -> Result<ControllerSpec, ControllerError> {
+    pub fn named(name: &str, field: &str) -> Result<ControllerSpec, FieldError> {
         ControllerSpec::parse(name, &BTreeMap::new(), field)
     }
 }
 
-fn size_param(field: &str, value: &toml::Value) -> Result<u64, ControllerError> {
-    let problem = |p: String| ControllerError {
+fn size_param(field: &str, value: &toml::Value) -> Result<u64, FieldError> {
+    let problem = |p: String| FieldError {
         field: field.to_owned(),
         problem: p,
     };
@@ -192,25 +205,25 @@ fn size_param(field: &str, value: &toml::Value) -> Result<u64, ControllerError> 
     }
 }
 
-fn float_param(field: &str, value: &toml::Value) -> Result<f64, ControllerError> {
+fn float_param(field: &str, value: &toml::Value) -> Result<f64, FieldError> {
     match value {
         toml::Value::Float(f) if (0.0..=1.0).contains(f) => Ok(*f),
-        other => Err(ControllerError {
+        other => Err(FieldError {
             field: field.to_owned(),
             problem: format!("expected a number between 0 and 1, got {other}"),
         }),
     }
 }
 
-fn string_param<'a>(field: &str, value: &'a toml::Value) -> Result<&'a str, ControllerError> {
-    value.as_str().ok_or_else(|| ControllerError {
+fn string_param<'a>(field: &str, value: &'a toml::Value) -> Result<&'a str, FieldError> {
+    value.as_str().ok_or_else(|| FieldError {
         field: field.to_owned(),
         problem: format!("expected a string, got {value}"),
     })
 }
 
-fn positive_duration_param(field: &str, value: &toml::Value) -> Result<Duration, ControllerError> {
-    let invalid = |problem: String| ControllerError {
+fn positive_duration_param(field: &str, value: &toml::Value) -> Result<Duration, FieldError> {
+    let invalid = |problem: String| FieldError {
         field: field.to_owned(),
         problem,
     };
@@ -225,11 +238,11 @@ fn positive_duration_param(field: &str, value: &toml::Value) -> Result<Duration,
 fn hybla_spec(
     params: &BTreeMap<String, toml::Value>,
     param_field: &dyn Fn(&str) -> String,
-) -> Result<HyblaSpec, ControllerError> {
+) -> Result<HyblaSpec, FieldError> {
     let mut spec = HyblaSpec::default();
     for (key, value) in params {
         let field = param_field(key);
-        let invalid = |problem: String| ControllerError {
+        let invalid = |problem: String| FieldError {
             field: field.clone(),
             problem,
         };
@@ -323,7 +336,36 @@ mod tests {
         }
     }
 
-    fn hybla_with(key: &str, value: toml::Value) -> Result<ControllerSpec, ControllerError> {
+    #[test]
+    fn command_line_parameters_read_as_scenario_values() {
+        let flags = |params: &[&str]| {
+            let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+            ControllerSpec::from_flags("hybla", &params)
+        };
+        let spec = flags(&[
+            "rtt0=25ms",
+            "loss_reduction_factor=0.5",
+            "competing=\"reno\"",
+        ])
+        .unwrap();
+        let ControllerSpec::Hybla(hybla) = spec else {
+            panic!("{spec:?}")
+        };
+        assert_eq!(hybla.rtt0, Some(Duration::from_millis(25)));
+        assert_eq!(hybla.loss_reduction_factor, Some(0.5));
+        assert_eq!(hybla.competing, Some(HyblaCompeting::Reno));
+        // `inf` and `nan` are text, as in `--set`, so no float check ever sees them.
+        let err = flags(&["loss_reduction_factor=inf"]).unwrap_err();
+        assert_eq!(err.field, "--cc-param.loss_reduction_factor");
+        assert!(err.problem.contains("\"inf\""), "{err}");
+        let err = flags(&["rtt0"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--cc-param \"rtt0\": expected key=value, e.g. rtt0=25ms"
+        );
+    }
+
+    fn hybla_with(key: &str, value: toml::Value) -> Result<ControllerSpec, FieldError> {
         ControllerSpec::parse(
             "hybla",
             &BTreeMap::from([(key.to_owned(), value)]),

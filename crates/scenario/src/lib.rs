@@ -7,15 +7,32 @@
 //! and the field. The format is documented for users in `docs/scenario-format.md`.
 //!
 //! [`units`] parses `"10Mbit"`, `"250ms"`, `"100MB"`, `"1%"`, `"1bdp"`;
-//! [`controllers`] validates `cc` and `cc_params`; [`builtin`] holds the scenarios compiled
-//! into the binary; [`RunSpec`] names one run of a scenario (controller override and seed).
+//! [`controllers`] validates `cc` and `cc_params`; [`apps`] reads the `[[flow.app]]` tables;
+//! [`builtin`] holds the scenarios compiled into the binary; [`RunSpec`] names one run of a
+//! scenario (controller override and seed).
+//!
+//! Inside, one module per step of loading (`load` runs them in order): `overrides` writes
+//! `--set` assignments into the TOML tree, `raw` is the file as serde reads it (with `values`,
+//! the fields that take more than one form), `raw::validate` checks it as a whole into the
+//! `model` ([`Scenario`]); every check reports a [`FieldError`], which `error` turns into a
+//! [`ScenarioError`] naming the file.
 
 pub mod apps;
 pub mod builtin;
 pub mod controllers;
-mod file;
+mod error;
+mod load;
+mod model;
+mod overrides;
+mod raw;
 mod run;
 pub mod units;
+mod values;
 
-pub use file::*;
+pub use apps::Download;
+pub use error::{FieldError, ScenarioError};
+pub use model::{
+    DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_TO_BYTES, FlowSpec, MAX_MTU_BYTES,
+    MIN_MTU_BYTES, Scenario, TransportSpec,
+};
 pub use run::{RunSpec, run_label};

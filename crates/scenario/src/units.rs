@@ -538,14 +538,86 @@ pub fn parse_queue(input: &str) -> Result<QueueLimit, UnitError> {
     }
 }
 
-/// A serde visitor that accepts only strings and parses them with one of the functions above.
-struct UnitVisitor<T> {
+/// How one kind of field is read from what a TOML file may hold there: text (a number with
+/// its unit, or a keyword such as `"auto"`), a bare number, or for some fields a table.
+///
+/// Every field of a scenario that is not plain TOML is read through [`UnitVisitor`] with one of
+/// these, so all of them treat a bare number the same way (run through the text parser, which
+/// names the missing unit) and word "expected …" the same way.
+pub(crate) trait FieldReader {
+    /// What the field becomes.
+    type Value;
+    /// Why a value was rejected; becomes the serde error's message.
+    type Error: fmt::Display;
+
+    /// What the field accepts, for serde's "invalid type: …, expected …" messages.
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+
+    /// Reads the field's text.
+    fn parse(&self, text: &str) -> Result<Self::Value, Self::Error>;
+
+    /// Reads an integer. By default it is text missing its unit, and the text parser gives the
+    /// specific hint ("missing unit, e.g. ...", or "write 1% not 0.01" for probabilities).
+    fn parse_integer(&self, value: i128) -> Result<Self::Value, Self::Error> {
+        self.parse(&value.to_string())
+    }
+
+    /// Reads a table, for fields that may be one (a loss model); `None` (the default) makes a
+    /// table the wrong type.
+    fn parse_table<'de, A: de::MapAccess<'de>>(
+        &self,
+        table: A,
+    ) -> Option<Result<Self::Value, A::Error>> {
+        let _ = table;
+        None
+    }
+}
+
+/// The serde visitor of every text field: strings, numbers and (where the reader takes them)
+/// tables go to the [`FieldReader`]; anything else is the wrong type.
+pub(crate) struct UnitVisitor<R>(pub(crate) R);
+
+impl<'de, R: FieldReader> Visitor<'de> for UnitVisitor<R> {
+    type Value = R::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<R::Value, E> {
+        self.0.parse(v).map_err(E::custom)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<R::Value, E> {
+        self.0.parse_integer(v.into()).map_err(E::custom)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<R::Value, E> {
+        self.0.parse_integer(v.into()).map_err(E::custom)
+    }
+
+    // A float lacks its unit as an integer does; the text parser says so.
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<R::Value, E> {
+        self.visit_str(&v.to_string())
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<R::Value, A::Error> {
+        match self.0.parse_table(map) {
+            Some(result) => result,
+            None => Err(de::Error::invalid_type(de::Unexpected::Map, &self)),
+        }
+    }
+}
+
+/// A quantity with a unit, read by one of the parsers above.
+struct Unit<T> {
     quantity: Quantity,
     parse: fn(&str) -> Result<T, UnitError>,
 }
 
-impl<T> Visitor<'_> for UnitVisitor<T> {
+impl<T> FieldReader for Unit<T> {
     type Value = T;
+    type Error = UnitError;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -556,22 +628,8 @@ impl<T> Visitor<'_> for UnitVisitor<T> {
         )
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-        (self.parse)(v).map_err(E::custom)
-    }
-
-    // A bare number lacks its unit; running it through the parser gives the specific hint
-    // ("missing unit, e.g. ...", or "write 1% not 0.01" for probabilities).
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
-        self.visit_str(&v.to_string())
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
-        self.visit_str(&v.to_string())
+    fn parse(&self, text: &str) -> Result<T, UnitError> {
+        (self.parse)(text)
     }
 }
 
@@ -579,10 +637,10 @@ macro_rules! deserializers {
     ($($(#[$doc:meta])* $name:ident, $opt_name:ident, $ty:ty, $quantity:expr, $parse:path;)*) => {$(
         $(#[$doc])*
         pub fn $name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<$ty, D::Error> {
-            deserializer.deserialize_str(UnitVisitor {
+            deserializer.deserialize_str(UnitVisitor(Unit {
                 quantity: $quantity,
                 parse: $parse,
-            })
+            }))
         }
 
         /// Like the non-`opt` helper, for an optional field; pair with `#[serde(default)]` so a

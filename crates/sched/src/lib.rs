@@ -22,6 +22,8 @@
 //! `priority` (strict priority for media), `seed-balancer` (the StreamBalancer of
 //! \[Ruehl2024\], reproduced), `balancer` (ours).
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 pub mod balancer;
@@ -190,19 +192,48 @@ pub enum SchedulerSpec {
 /// The scheduler names a scenario may give, in the order the reports list them.
 pub const SCHEDULERS: [&str; 4] = ["none", "priority", "seed-balancer", "balancer"];
 
-impl SchedulerSpec {
-    /// The spec of a scheduler name with its default parameters, or `None` for an unknown
-    /// name (see [`SCHEDULERS`]).
-    pub fn from_name(name: &str) -> Option<SchedulerSpec> {
-        Some(match name {
+/// A scheduler name that is not one of [`SCHEDULERS`]. Its message lists them, so every place
+/// that reads a name (scenario files, session requests, `--scheduler`) words it alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownScheduler {
+    /// The name as given.
+    pub name: String,
+}
+
+// Written out rather than derived with thiserror: this crate depends on nothing.
+impl fmt::Display for UnknownScheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown scheduler {:?}; available: {}",
+            self.name,
+            SCHEDULERS.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownScheduler {}
+
+/// A scheduler name (see [`SCHEDULERS`]) as its spec with default parameters.
+impl FromStr for SchedulerSpec {
+    type Err = UnknownScheduler;
+
+    fn from_str(name: &str) -> Result<SchedulerSpec, UnknownScheduler> {
+        Ok(match name {
             "none" => SchedulerSpec::RoundRobin,
             "priority" => SchedulerSpec::Priority,
             "seed-balancer" => SchedulerSpec::SeedBalancer(Box::default()),
             "balancer" => SchedulerSpec::Balancer(balancer::BalancerConfig::default()),
-            _ => return None,
+            _ => {
+                return Err(UnknownScheduler {
+                    name: name.to_owned(),
+                });
+            }
         })
     }
+}
 
+impl SchedulerSpec {
     /// The name as in scenario files.
     pub fn name(&self) -> &'static str {
         match self {
@@ -223,5 +254,27 @@ impl SchedulerSpec {
             }
             SchedulerSpec::Balancer(config) => Box::new(balancer::Balancer::new(config.clone())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_scheduler_name_reads_back_as_itself() {
+        for name in SCHEDULERS {
+            let spec: SchedulerSpec = name.parse().unwrap();
+            assert_eq!(spec.name(), name);
+        }
+    }
+
+    #[test]
+    fn an_unknown_scheduler_name_lists_the_known_ones() {
+        let error = "fastest".parse::<SchedulerSpec>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown scheduler \"fastest\"; available: none, priority, seed-balancer, balancer"
+        );
     }
 }

@@ -48,6 +48,31 @@ mod tests {
 
     use super::*;
 
+    /// `quinn_satellite` keeps its own copy of the path facts so that it stands alone for its
+    /// users (it depends on no lab crate); the lab's are netsim's. The two must agree, or the
+    /// preset would size windows for another path than the one modelled.
+    #[test]
+    fn quinn_satellite_and_netsim_agree_on_the_path_facts() {
+        assert_eq!(
+            quinn_satellite::IP_UDP_HEADER_BYTES,
+            netsim::IP_UDP_HEADER_BYTES
+        );
+        assert_eq!(
+            quinn_satellite::DEFAULT_MTU_BYTES,
+            netsim::DEFAULT_MTU_BYTES
+        );
+        assert_eq!(quinn_satellite::MIN_MTU_BYTES, netsim::MIN_MTU_BYTES);
+        assert_eq!(quinn_satellite::MAX_MTU_BYTES, netsim::MAX_MTU_BYTES);
+        let ms = Duration::from_millis;
+        for (rate_bps, rtt) in [(1, ms(1)), (10_000_000, ms(600)), (u64::MAX, ms(650))] {
+            assert_eq!(
+                quinn_satellite::bdp_bytes(rate_bps, rtt),
+                netsim::bdp_bytes(rate_bps, rtt),
+                "{rate_bps} bit/s over {rtt:?}"
+            );
+        }
+    }
+
     #[test]
     fn windows_follow_the_highest_scheduled_rate_and_the_buffer() {
         let ms = Duration::from_millis;

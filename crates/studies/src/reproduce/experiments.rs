@@ -34,50 +34,25 @@ pub const EXPERIMENTS: &[Experiment] = &[
     ("fairness-matrix", false, super::fairness::fairness_matrix),
 ];
 
-const THESIS_GEO: &str = include_str!("../../../../scenarios/thesis-geo.toml");
-const THESIS_LEO: &str = include_str!("../../../../scenarios/thesis-leo.toml");
+// The scenarios of the built-in catalog are loaded from it (`load_builtin`); only the
+// reproduction's own scenarios, which the catalog does not ship, are embedded here.
 const PAPER_CONGESTION: &str =
     include_str!("../../../../scenarios/reproduce/paper-congestion.toml");
 const PAPER_LINKLOSS: &str = include_str!("../../../../scenarios/reproduce/paper-linkloss.toml");
 const PAPER_FAIRNESS: &str = include_str!("../../../../scenarios/reproduce/paper-fairness.toml");
 const POSTER_LATECOMER: &str =
     include_str!("../../../../scenarios/reproduce/poster-latecomer.toml");
-const KUHN: &[(&str, &str, [Option<f64>; 3])] = &[
-    (
-        "kuhn-small",
-        include_str!("../../../../scenarios/kuhn-small.toml"),
-        [Some(3.0), Some(10.0), Some(85.0)],
-    ),
-    (
-        "kuhn-medium",
-        include_str!("../../../../scenarios/kuhn-medium.toml"),
-        [Some(3.0), Some(5.0), Some(20.0)],
-    ),
-    (
-        "kuhn-congested",
-        include_str!("../../../../scenarios/kuhn-congested.toml"),
-        [Some(3.0), Some(5.0), Some(20.0)],
-    ),
-    (
-        "kuhn-variable",
-        include_str!("../../../../scenarios/kuhn-variable.toml"),
-        [None, None, None],
-    ),
-    (
-        "kuhn-large",
-        include_str!("../../../../scenarios/kuhn-large.toml"),
-        [Some(3.0), Some(5.0), Some(8.0)],
-    ),
-    (
-        "kuhn-lossy",
-        include_str!("../../../../scenarios/kuhn-lossy.toml"),
-        [Some(3.0), Some(6.0), Some(10.0)],
-    ),
+/// The draft-kuhn cases of the catalog with their objectives: seconds to the first 2, 10 and
+/// 100 MB (`None`: no objective).
+const KUHN: &[(&str, [Option<f64>; 3])] = &[
+    ("kuhn-small", [Some(3.0), Some(10.0), Some(85.0)]),
+    ("kuhn-medium", [Some(3.0), Some(5.0), Some(20.0)]),
+    ("kuhn-congested", [Some(3.0), Some(5.0), Some(20.0)]),
+    ("kuhn-variable", [None, None, None]),
+    ("kuhn-large", [Some(3.0), Some(5.0), Some(8.0)]),
+    ("kuhn-lossy", [Some(3.0), Some(6.0), Some(10.0)]),
 ];
-const SAT: &str = include_str!("../../../../scenarios/sat.toml");
-const SATL: &str = include_str!("../../../../scenarios/satl.toml");
 const LOSS_MATRIX: &str = include_str!("../../../../scenarios/reproduce/loss-matrix.toml");
-const PICOQUIC_SAT: &str = include_str!("../../../../scenarios/picoquic-sat.toml");
 
 // ---- helpers ------------------------------------------------------------------------------------
 
@@ -87,6 +62,13 @@ pub(super) fn load(
     overrides: &[String],
 ) -> Result<Scenario, ReproduceError> {
     Ok(Scenario::from_toml_str(text, origin, overrides)?)
+}
+
+/// Loads `name` from the built-in catalog ([`scenario::builtin`]), named by it in errors.
+pub(super) fn load_builtin(name: &str, overrides: &[String]) -> Result<Scenario, ReproduceError> {
+    let text = scenario::builtin::get(name)
+        .unwrap_or_else(|| panic!("{name:?} is not in the built-in catalog"));
+    load(text, name, overrides)
 }
 
 pub(super) fn set(pairs: &[(&str, String)]) -> Vec<String> {
@@ -195,7 +177,7 @@ fn duration(ctx: &Context, quick: &str) -> Vec<String> {
 // ---- thesis ---------------------------------------------------------------------------------------
 
 fn thesis_geo(ctx: &Context) -> Result<Section, ReproduceError> {
-    let scenario = load(THESIS_GEO, "thesis-geo", &duration(ctx, "60s"))?;
+    let scenario = load_builtin("thesis-geo", &duration(ctx, "60s"))?;
     let (s, figures) =
         run_controllers(ctx, "thesis-geo", &scenario, &["hybla", "newreno", "cubic"])?;
     let mut measured = String::from(
@@ -232,7 +214,7 @@ fn thesis_geo(ctx: &Context) -> Result<Section, ReproduceError> {
 }
 
 fn thesis_leo(ctx: &Context) -> Result<Section, ReproduceError> {
-    let scenario = load(THESIS_LEO, "thesis-leo", &duration(ctx, "30s"))?;
+    let scenario = load_builtin("thesis-leo", &duration(ctx, "30s"))?;
     let (s, figures) = run_controllers(ctx, "thesis-leo", &scenario, &["hybla", "newreno"])?;
     let mut measured = String::from("| controller | goodput | lost packets |\n|---|---|---|\n");
     for r in &s {
@@ -788,19 +770,19 @@ fn kuhn(ctx: &Context) -> Result<Section, ReproduceError> {
     };
     let cases: Vec<_> = KUHN
         .iter()
-        .filter(|(id, _, _)| !ctx.quick || *id == "kuhn-medium" || *id == "kuhn-large")
+        .filter(|(id, _)| !ctx.quick || *id == "kuhn-medium" || *id == "kuhn-large")
         .collect();
     let mut pairs = Vec::new();
-    for (id, text, _) in &cases {
+    for (id, _) in &cases {
         for cc in controllers {
-            pairs.push((load(text, id, &[])?, cc.to_string()));
+            pairs.push((load_builtin(id, &[])?, cc.to_string()));
         }
     }
     let s = run_pairs(ctx, &pairs)?;
     let mut measured = String::new();
     let mut hybla_startup_ok = true;
     let mut hybla_startup = Vec::new();
-    for (i, (id, _, objectives)) in cases.iter().enumerate() {
+    for (i, (id, objectives)) in cases.iter().enumerate() {
         let _ = writeln!(
             measured,
             "\n**{id}** — objectives 2 MB / 10 MB / 100 MB: {}\n\n| controller | download | t(2 MB) | t(10 MB) | t(100 MB) |\n|---|---|---|---|---|",
@@ -872,9 +854,9 @@ fn sat(ctx: &Context) -> Result<Section, ReproduceError> {
         &["newreno", "cubic", "bbr", "hybla"]
     };
     let mut pairs = Vec::new();
-    for (id, text) in [("sat", SAT), ("satl", SATL)] {
+    for id in ["sat", "satl"] {
         for cc in controllers {
-            pairs.push((load(text, id, &[])?, cc.to_string()));
+            pairs.push((load_builtin(id, &[])?, cc.to_string()));
         }
     }
     let s = run_pairs(ctx, &pairs)?;
@@ -963,10 +945,7 @@ fn picoquic_sat(ctx: &Context) -> Result<Section, ReproduceError> {
     let mut pairs = Vec::new();
     for (_, overrides, controllers) in &cases {
         for (cc, _) in controllers {
-            pairs.push((
-                load(PICOQUIC_SAT, "picoquic-sat", overrides)?,
-                cc.to_string(),
-            ));
+            pairs.push((load_builtin("picoquic-sat", overrides)?, cc.to_string()));
         }
     }
     let s = run_pairs(ctx, &pairs)?;
@@ -1346,4 +1325,19 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
         notes: String::new(),
         figures,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every catalog scenario an experiment names is built in and loads (the catalog's own
+    /// test pins each one's text to its file in `scenarios/`).
+    #[test]
+    fn the_catalog_scenarios_the_experiments_load_are_built_in() {
+        let named = ["thesis-geo", "thesis-leo", "sat", "satl", "picoquic-sat"];
+        for name in KUHN.iter().map(|(name, _)| *name).chain(named) {
+            load_builtin(name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
 }

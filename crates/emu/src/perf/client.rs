@@ -1,0 +1,265 @@
+//! The perf client: one connection, one request (two with `repeat_after`), every byte
+//! checked against the pattern, arrival times of the sizes asked about.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use perfwire::{ReceivedRanges, Request, RequestError, pattern};
+use serde::Serialize;
+
+use super::{LOG_INTERVAL, WRITE_CHUNK_BYTES};
+use crate::endpoint::{
+    EndpointError, TransportRecipe, Trust, client_config, client_endpoint, client_transport,
+};
+use crate::qlog::QlogDir;
+
+/// What to fetch.
+pub struct ClientOptions {
+    /// Server (or relay) address.
+    pub server: SocketAddr,
+    /// Name expected in the certificate.
+    pub server_name: String,
+    /// Certificate policy.
+    pub trust: Trust,
+    /// Bytes to download; None for unlimited (bounded by `duration`).
+    pub download_bytes: Option<u64>,
+    /// Bytes to upload.
+    pub upload_bytes: u64,
+    /// Stop after this long (required for unlimited downloads).
+    pub duration: Option<Duration>,
+    /// Transport settings (controller for the upload direction, windows, ...).
+    pub transport: TransportRecipe,
+    /// Where the connection's qlog file goes, if anywhere ([`crate::qlog`]).
+    pub qlog: Option<QlogDir>,
+    /// The UDP socket to send from, bound in advance (e.g. so that a relay knows the flow
+    /// by its address); None binds a fresh one.
+    pub socket: Option<std::net::UdpSocket>,
+    /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]).
+    pub socket_buffer_bytes: usize,
+    /// Sizes whose arrival times are reported.
+    pub thresholds: Vec<u64>,
+    /// Check every byte against the satquic pattern (false only for other perf servers,
+    /// whose content the protocol leaves open).
+    pub verify: bool,
+    /// After a completed download, wait this long and download the same again on the same
+    /// connection (draft-kuhn "repeat").
+    pub repeat_after: Option<Duration>,
+}
+
+/// What the client measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientReport {
+    /// Server address.
+    pub server: String,
+    /// Handshake duration, s.
+    pub handshake_s: f64,
+    /// Request → first response byte, s.
+    pub time_to_first_byte_s: Option<f64>,
+    /// Request → last byte (or stop), s.
+    pub transfer_s: f64,
+    /// Bytes received in order and verified.
+    pub bytes_received: u64,
+    /// Bytes uploaded.
+    pub bytes_uploaded: u64,
+    /// In-order goodput over the transfer, bit/s.
+    pub goodput_bps: f64,
+    /// Request → each size in order, s.
+    pub time_to_bytes_s: BTreeMap<u64, f64>,
+    /// Whether the whole requested download arrived.
+    pub completed: bool,
+    /// Whether every byte was checked against the pattern (false: counted only).
+    pub verified: bool,
+    /// Time series (t since request, bytes in order) at 100 ms, for plots.
+    pub samples: Vec<(f64, u64)>,
+    /// The repeated request of `repeat_after`, if any.
+    pub repeats: Vec<RepeatReport>,
+}
+
+/// A later request on the same connection (draft-kuhn "repeat").
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatReport {
+    /// When it was sent, seconds after the first request.
+    pub requested_s: f64,
+    /// Request → last byte (or stop), s.
+    pub transfer_s: f64,
+    /// Bytes received in order and verified.
+    pub bytes_received: u64,
+    /// Request → each size in order, s.
+    pub time_to_bytes_s: BTreeMap<u64, f64>,
+    /// Whether the whole requested download arrived.
+    pub completed: bool,
+    /// Time series (t since this request, bytes in order) at 100 ms.
+    pub samples: Vec<(f64, u64)>,
+}
+
+/// One request on an open connection, as measured by the client.
+struct Exchange {
+    request_at: Instant,
+    first_byte: Option<Duration>,
+    transfer: Duration,
+    bytes_received: u64,
+    bytes_uploaded: u64,
+    reached: BTreeMap<u64, f64>,
+    samples: Vec<(f64, u64)>,
+    completed: bool,
+}
+
+/// Sends one request on `connection` and reads the response until FIN or `deadline`.
+async fn exchange(
+    connection: &quinn::Connection,
+    options: &ClientOptions,
+    deadline: Option<Instant>,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<Exchange, EndpointError> {
+    let (mut send, mut recv) = connection
+        .open_bi()
+        .await
+        .map_err(|e| EndpointError::Connection(e.to_string()))?;
+    let request = options
+        .download_bytes
+        .map_or(Request::Unlimited, Request::Bytes);
+    let request_at = Instant::now();
+    send.write_chunk(Bytes::copy_from_slice(&request.header()))
+        .await
+        .map_err(|e| EndpointError::Connection(e.to_string()))?;
+    let upload_bytes = options.upload_bytes;
+    let uploader = tokio::spawn(async move {
+        let mut offset = 0u64;
+        while offset < upload_bytes {
+            let len = (upload_bytes - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
+            if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
+                break;
+            }
+            offset += len as u64;
+        }
+        let _ = send.finish();
+        offset
+    });
+    let mut ranges = ReceivedRanges::default();
+    let mut first_byte = None;
+    let mut reached = BTreeMap::new();
+    let mut samples = Vec::new();
+    let mut next_sample = LOG_INTERVAL;
+    let mut completed = false;
+    loop {
+        let read = recv.read_chunk(usize::MAX, false);
+        let chunk = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), read).await {
+                Ok(r) => r,
+                Err(_) => break,
+            },
+            None => read.await,
+        };
+        let chunk = match chunk {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                completed = true;
+                break;
+            }
+            Err(quinn::ReadError::ConnectionLost(reason)) => {
+                return Err(EndpointError::Connection(format!(
+                    "connection lost: {reason}"
+                )));
+            }
+            Err(quinn::ReadError::Reset(code)) => {
+                return Err(EndpointError::Connection(format!(
+                    "the server reset the response: {}",
+                    RequestError::describe(code.into_inner())
+                )));
+            }
+            Err(e) => return Err(EndpointError::Connection(e.to_string())),
+        };
+        if options.verify && !pattern::matches(chunk.offset, &chunk.bytes) {
+            return Err(EndpointError::Corrupt {
+                offset: chunk.offset,
+                len: chunk.bytes.len(),
+            });
+        }
+        first_byte.get_or_insert_with(|| request_at.elapsed());
+        ranges.insert(chunk.offset, chunk.offset + chunk.bytes.len() as u64);
+        let now = request_at.elapsed();
+        for &t in &options.thresholds {
+            if ranges.prefix() >= t {
+                reached.entry(t).or_insert(now.as_secs_f64());
+            }
+        }
+        while now >= next_sample {
+            samples.push((next_sample.as_secs_f64(), ranges.prefix()));
+            next_sample += LOG_INTERVAL;
+        }
+        progress(ranges.prefix());
+    }
+    let transfer = request_at.elapsed();
+    let bytes_uploaded = uploader.await.unwrap_or(0);
+    Ok(Exchange {
+        request_at,
+        first_byte,
+        transfer,
+        bytes_received: ranges.prefix(),
+        bytes_uploaded,
+        reached,
+        samples,
+        completed: completed && options.download_bytes.is_some_and(|n| ranges.prefix() == n),
+    })
+}
+
+/// Connects, requests (twice with `repeat_after`), verifies; `progress` sees the in-order byte
+/// count of the current request as it grows.
+pub async fn get(
+    mut options: ClientOptions,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<ClientReport, EndpointError> {
+    let (transport, qlog) =
+        client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
+    let endpoint = client_endpoint(
+        options.server,
+        options.socket.take(),
+        options.socket_buffer_bytes,
+        client_config(&options.trust, transport, perfwire::ALPN)?,
+    )?;
+    let started = Instant::now();
+    let connection = endpoint
+        .connect(options.server, &options.server_name)
+        .map_err(|e| EndpointError::Connect(e.to_string()))?
+        .await
+        .map_err(|e| EndpointError::Connect(e.to_string()))?;
+    let handshake = started.elapsed();
+    let deadline = options.duration.map(|d| Instant::now() + d);
+    let first = exchange(&connection, &options, deadline, progress).await?;
+    let mut repeats = Vec::new();
+    if let Some(gap) = options.repeat_after
+        && first.completed
+    {
+        tokio::time::sleep(gap).await;
+        let again = exchange(&connection, &options, deadline, progress).await?;
+        repeats.push(RepeatReport {
+            requested_s: (again.request_at - first.request_at).as_secs_f64(),
+            transfer_s: again.transfer.as_secs_f64(),
+            bytes_received: again.bytes_received,
+            time_to_bytes_s: again.reached,
+            completed: again.completed,
+            samples: again.samples,
+        });
+    }
+    connection.close(0u32.into(), b"done");
+    endpoint.wait_idle().await;
+    if let Some(qlog) = qlog {
+        qlog.flush()?;
+    }
+    Ok(ClientReport {
+        server: options.server.to_string(),
+        handshake_s: handshake.as_secs_f64(),
+        time_to_first_byte_s: first.first_byte.map(|d| d.as_secs_f64()),
+        transfer_s: first.transfer.as_secs_f64(),
+        bytes_received: first.bytes_received,
+        bytes_uploaded: first.bytes_uploaded,
+        goodput_bps: first.bytes_received as f64 * 8.0 / first.transfer.as_secs_f64().max(1e-9),
+        time_to_bytes_s: first.reached,
+        completed: first.completed,
+        verified: options.verify,
+        samples: first.samples,
+        repeats,
+    })
+}

@@ -1,0 +1,158 @@
+//! The sweep's figure: a metric of one flow against the first swept parameter, one line per
+//! controller (and value of the other axes), mean ± stdev over seeds.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chart::ErrorSeries;
+use scenario::units;
+
+use super::error::{SweepError, results_error};
+use super::grid::Axis;
+use super::results::{NUMERIC_METRICS, existing_rows, header};
+
+/// A swept value as a number for the x axis, with its unit: durations in ms, rates in Mbit/s,
+/// sizes in bytes, probabilities in %, plain numbers as they are.
+pub fn numeric(value: &str) -> Option<(f64, &'static str)> {
+    if let Ok(d) = units::parse_duration(value) {
+        return Some((d.as_secs_f64() * 1e3, "ms"));
+    }
+    if let Ok(r) = units::parse_rate(value) {
+        return Some((r as f64 / 1e6, "Mbit/s"));
+    }
+    if let Ok(p) = units::parse_probability(value) {
+        return Some((p * 100.0, "%"));
+    }
+    if let Ok(b) = units::parse_size(value) {
+        return Some((b as f64, "B"));
+    }
+    value.parse::<f64>().ok().map(|v| (v, ""))
+}
+
+/// Plots `metric` of `flow` (first flow if None) against the first axis: one line per
+/// controller (and per value of the other axes), mean ± stdev over seeds.
+pub fn plot(
+    csv_path: &Path,
+    axes: &[Axis],
+    metric: &str,
+    flow: Option<&str>,
+    stem: &Path,
+) -> Result<[PathBuf; 2], SweepError> {
+    let header = header(axes);
+    let rows = existing_rows(csv_path, &header)?;
+    if !NUMERIC_METRICS.contains(&metric) {
+        return Err(results_error(
+            csv_path,
+            format!("--metric {metric:?}: not a metric column; choose one of {NUMERIC_METRICS:?}"),
+        ));
+    }
+    let flow = flow.map_or_else(
+        || {
+            rows.first()
+                .map(|r| r.metrics.flow.clone())
+                .unwrap_or_default()
+        },
+        str::to_owned,
+    );
+    // (line label) → x → values over seeds
+    let mut lines: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
+    let mut line_order: Vec<String> = Vec::new();
+    let mut unit = "";
+    for (i, row) in rows.iter().filter(|r| r.metrics.flow == flow).enumerate() {
+        let Some((x, u)) = numeric(&row.values[0]).or(Some((i as f64, ""))) else {
+            continue;
+        };
+        unit = u;
+        let others: Vec<String> = axes[1..]
+            .iter()
+            .zip(&row.values[1..])
+            .map(|(a, v)| format!("{}={v}", a.key))
+            .collect();
+        let label = std::iter::once(row.metrics.cc.clone())
+            .chain(others)
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !line_order.contains(&label) {
+            line_order.push(label.clone());
+        }
+        let Some(value) = row.metrics.value(metric) else {
+            continue;
+        };
+        lines
+            .entry(label)
+            .or_default()
+            .entry(x.to_bits())
+            .or_insert((x, Vec::new()))
+            .1
+            .push(value);
+    }
+    let (y_label, y_scale) = metric_axis(metric);
+    let series: Vec<ErrorSeries> = line_order
+        .iter()
+        .map(|label| ErrorSeries {
+            label: label.clone(),
+            points: lines
+                .get(label)
+                .map(|xs| {
+                    xs.values()
+                        .map(|(x, vs)| {
+                            let mean = vs.iter().sum::<f64>() / vs.len() as f64;
+                            let var = if vs.len() > 1 {
+                                vs.iter().map(|v| (v - mean).powi(2)).sum::<f64>()
+                                    / (vs.len() - 1) as f64
+                            } else {
+                                0.0
+                            };
+                            (*x, mean * y_scale, var.sqrt() * y_scale)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect();
+    let x_label = if unit.is_empty() {
+        axes[0].key.clone()
+    } else {
+        format!("{} ({unit})", axes[0].key)
+    };
+    let title = format!(
+        "{} of flow {flow} vs {}",
+        y_label.split(" (").next().unwrap_or(metric),
+        axes[0].key
+    );
+    Ok(chart::error_bar_chart(
+        stem, &title, &x_label, &y_label, &series,
+    )?)
+}
+
+/// The y axis of a metric: rates in Mbit/s rather than bare bits per second ("8M" ticks read
+/// as megabytes as easily as megabits), other metrics as they are in sweep.csv.
+fn metric_axis(metric: &str) -> (String, f64) {
+    match metric.strip_suffix("_bps") {
+        Some(name) => (format!("{} (Mbit/s)", name.replace('_', " ")), 1e-6),
+        None => (metric.to_owned(), 1.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_metrics_are_plotted_in_mbit_per_s() {
+        assert_eq!(
+            metric_axis("goodput_bps"),
+            ("goodput (Mbit/s)".to_owned(), 1e-6)
+        );
+        assert_eq!(metric_axis("jain_index"), ("jain_index".to_owned(), 1.0));
+    }
+
+    #[test]
+    fn numeric_values_carry_units() {
+        assert_eq!(numeric("600ms"), Some((600.0, "ms")));
+        assert_eq!(numeric("10Mbit"), Some((10.0, "Mbit/s")));
+        assert_eq!(numeric("1%"), Some((1.0, "%")));
+        assert_eq!(numeric("3"), Some((3.0, "")));
+        assert_eq!(numeric("cubic"), None);
+    }
+}
