@@ -74,6 +74,12 @@ fi
     exit 2
 }
 satquic=$(cd "$(dirname "$satquic")" && pwd)/$(basename "$satquic")
+# The whole sweep is checked here, before anything is queued: a misspelled grid key or an
+# unknown controller fails now, naming the field, not in every array task.
+"$satquic" sweep "${sweep_args[@]}" --check >&2 || {
+    echo "slurm-sweep.sh: the sweep does not check out; nothing was submitted" >&2
+    exit 2
+}
 mkdir -p "$out/shards" "$out/logs"
 out=$(cd "$out" && pwd)
 
@@ -105,5 +111,16 @@ if [[ $wait -eq 1 ]]; then
     state=$(scontrol -o show job "$merge_job" 2>/dev/null | grep -o 'JobState=[A-Z_]*' || true)
     echo "merge job $merge_job: ${state:-ended}"
     cat "$out/logs/merge.out" 2>/dev/null || true
-    [[ $state == JobState=COMPLETED ]]
+    if [[ $state != JobState=COMPLETED ]]; then
+        # The merge is cancelled when a shard fails: say which shards did not finish and where
+        # their logs are (a shard finished when its manifest says "complete":true).
+        for ((k = 1; k <= shards; k++)); do
+            manifest=$out/shards/shard-$k-of-$shards.json
+            if ! grep -q '"complete":true' "$manifest" 2>/dev/null; then
+                echo "shard $k/$shards did not finish; its log: $out/logs/shard-$k.out" >&2
+                tail -n 5 "$out/logs/shard-$k.out" 2>/dev/null | sed 's/^/    /' >&2 || true
+            fi
+        done
+        exit 1
+    fi
 fi

@@ -65,6 +65,10 @@ pub struct SweepArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Check the sweep (scenario, every grid point, controllers, metric) and print how many
+    /// runs it has, without running them or writing anything.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// Subcommands of `satquic sweep`.
@@ -152,6 +156,20 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         },
         seeds: (first_seed..first_seed + args.seeds).collect(),
     };
+    if args.check {
+        let runs = sweep::check(&plan)?;
+        let in_shard = match args.shard {
+            Some(shard) => format!(
+                ", {} in shard {}/{}",
+                (0..runs).filter(|&i| shard.takes(i)).count(),
+                shard.index,
+                shard.count
+            ),
+            None => String::new(),
+        };
+        println!("sweep checked: {runs} runs{in_shard}");
+        return Ok(());
+    }
     let out = args
         .out
         .clone()

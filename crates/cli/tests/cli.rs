@@ -231,6 +231,63 @@ fn a_folder_named_like_the_default_scenario_does_not_hide_it() {
 }
 
 #[test]
+fn sweep_check_counts_the_runs_and_names_a_bad_grid_key_without_running() {
+    let out_dir = std::env::temp_dir().join(format!("satquic-cli-check-{}", std::process::id()));
+    let out_arg = out_dir.to_str().unwrap();
+    let grid = |key: &str| {
+        satquic(&[
+            "sweep",
+            "thesis-geo",
+            "--grid",
+            key,
+            "--cc",
+            "newreno,hybla",
+            "--seeds",
+            "3",
+            "--shard",
+            "2/4",
+            "--out",
+            out_arg,
+            "--check",
+        ])
+    };
+    let good = grid("path.forward.delay=50ms,250ms");
+    assert!(
+        good.status.success(),
+        "{}",
+        String::from_utf8_lossy(&good.stderr)
+    );
+    // 2 points x 2 controllers x 3 seeds = 12 runs; shard 2 of 4 takes positions 1, 5, 9.
+    assert_eq!(
+        String::from_utf8_lossy(&good.stdout).trim(),
+        "sweep checked: 12 runs, 3 in shard 2/4"
+    );
+    assert!(!out_dir.exists(), "--check wrote {}", out_dir.display());
+    fails_mentioning(
+        &[
+            "sweep",
+            "thesis-geo",
+            "--grid",
+            "path.forward.delai=50ms",
+            "--check",
+        ],
+        &["path.forward.delai", "unknown field"],
+    );
+    fails_mentioning(
+        &[
+            "sweep",
+            "thesis-geo",
+            "--grid",
+            "path.forward.delay=50ms",
+            "--cc",
+            "renoo",
+            "--check",
+        ],
+        &["--cc", "renoo"],
+    );
+}
+
+#[test]
 fn sweep_shards_merge_to_the_unsharded_bytes_and_bad_shards_are_named() {
     let root = std::env::temp_dir().join(format!("satquic-cli-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);

@@ -102,6 +102,13 @@ pub(crate) struct Entry {
     pub(crate) job: Job,
 }
 
+/// Plans every run of the sweep without running one: the number of runs, or the first error (a
+/// grid key or value the scenario refuses, an unknown controller), so that a sweep submitted
+/// to a cluster fails before it is queued rather than in every array task.
+pub fn check(plan: &SweepPlan) -> Result<usize, SweepError> {
+    entries(plan).map(|all| all.len())
+}
+
 pub(crate) fn entries(plan: &SweepPlan) -> Result<Vec<Entry>, SweepError> {
     let mut entries = Vec::new();
     for point in points(&plan.axes) {

@@ -27,7 +27,7 @@ mod run;
 mod shard;
 
 pub use error::SweepError;
-pub use grid::{Axis, SweepPlan, parse_grid, points};
+pub use grid::{Axis, SweepPlan, check, parse_grid, points};
 pub use merge::{MergeOutcome, merge};
 pub use plot::{numeric, plot};
 pub use results::{METRIC_COLUMNS, NUMERIC_METRICS, RunKey, SweepMetrics, SweepRow};
