@@ -39,7 +39,7 @@ pub fn run(
 }
 
 /// Runs one shard of the sweep into `dir`: `shard-K-of-N.csv` and `shard-K-of-N.json`
-/// (combine the shards with [`merge`]). Rerunning the same shard into the same directory
+/// (combine the shards with [`merge`](super::merge())). Rerunning the same shard into the same directory
 /// resumes it, like [`run`].
 pub fn run_shard(
     plan: &SweepPlan,
