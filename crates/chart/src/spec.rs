@@ -17,8 +17,9 @@ pub struct Series {
 /// The colour of a line in a [`StyledChart`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Colour {
-    /// Palette colour `i` (cycling after 10): what series `i` gets in [`line_chart`], so a
-    /// caller can keep one colour per category across charts with different series.
+    /// Palette colour `i` (cycling after 10): what series `i` gets in
+    /// [`line_chart`](crate::line_chart), so a caller can keep one colour per category across
+    /// charts with different series.
     Palette(usize),
     /// Black, for the most important reference (e.g. the link capacity).
     Black,
@@ -38,7 +39,8 @@ pub struct LineStyle {
 }
 
 impl LineStyle {
-    /// A solid 2 px line in palette colour `i`: [`line_chart`]'s look for series `i`.
+    /// A solid 2 px line in palette colour `i`: [`line_chart`](crate::line_chart)'s look for
+    /// series `i`.
     pub fn data(i: usize) -> Self {
         LineStyle {
             colour: Colour::Palette(i),
@@ -60,13 +62,13 @@ impl LineStyle {
 /// A line with its own style.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StyledSeries {
-    /// The legend text and points, as in [`line_chart`].
+    /// The legend text and points, as in [`line_chart`](crate::line_chart).
     pub series: Series,
     /// How it is drawn.
     pub style: LineStyle,
 }
 
-/// A line chart with styled lines: what [`styled_line_chart`] draws.
+/// A line chart with styled lines: what [`styled_line_chart`](crate::styled_line_chart) draws.
 #[derive(Debug, Clone, Copy)]
 pub struct StyledChart<'a> {
     /// Printed above the chart.
@@ -93,7 +95,7 @@ pub struct ErrorSeries {
     pub points: Vec<(f64, f64, f64)>,
 }
 
-/// A line chart: what [`line_chart`] draws.
+/// A line chart: what [`line_chart`](crate::line_chart) draws.
 #[derive(Debug, Clone, Copy)]
 pub struct Chart<'a> {
     /// Printed above the chart.
