@@ -17,8 +17,9 @@ pub struct Series {
 /// The colour of a line in a [`StyledChart`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Colour {
-    /// Palette colour `i` (cycling after 10): what series `i` gets in [`line_chart`](crate::line_chart), so a
-    /// caller can keep one colour per category across charts with different series.
+    /// Palette colour `i` (cycling after 10): what series `i` gets in
+    /// [`line_chart`](crate::line_chart), so a caller can keep one colour per category across
+    /// charts with different series.
     Palette(usize),
     /// Black, for the most important reference (e.g. the link capacity).
     Black,
@@ -38,7 +39,8 @@ pub struct LineStyle {
 }
 
 impl LineStyle {
-    /// A solid 2 px line in palette colour `i`: [`line_chart`](crate::line_chart)'s look for series `i`.
+    /// A solid 2 px line in palette colour `i`: [`line_chart`](crate::line_chart)'s look for
+    /// series `i`.
     pub fn data(i: usize) -> Self {
         LineStyle {
             colour: Colour::Palette(i),

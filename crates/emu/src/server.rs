@@ -23,7 +23,7 @@ pub struct ServerOptions {
     pub listen: SocketAddr,
     /// Certificate chain and key.
     pub identity: (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>),
-    /// Transport settings (controller, windows, ...), e.g. from [`transport`](crate::endpoint::transport).
+    /// Transport settings (controller, windows, ...), e.g. from [`crate::endpoint::transport`].
     pub transport: TransportRecipe,
     /// Where one qlog file per connection goes, if anywhere ([`crate::qlog`]).
     pub qlog: Option<QlogDir>,

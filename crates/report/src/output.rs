@@ -232,6 +232,14 @@ pub fn controller_colour(cc: &str) -> Option<usize> {
         .position(|&known| known == name)
 }
 
+/// Every registered controller (`scenario::controllers::CONTROLLERS`) in the order of their
+/// colours (hybla, newreno, cubic, bbr), for tables and figures that show them all.
+pub fn controllers_in_figure_order() -> Vec<&'static str> {
+    let mut names = scenario::controllers::CONTROLLERS.to_vec();
+    names.sort_by_key(|name| controller_colour(name));
+    names
+}
+
 /// Palette colours for lines labelled by `controllers`, one distinct colour per line: a line
 /// named exactly after a controller gets its [`controller_colour`], then a variant
 /// (`hybla-seed`, `hybla(rtt0=50ms)`) gets it if no other line has it yet, and the rest get
@@ -560,6 +568,22 @@ pub fn write_plots(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A controller added to the registry must get its colour here too.
+    #[test]
+    fn every_registered_controller_has_its_own_colour() {
+        let colours: Vec<Option<usize>> = scenario::controllers::CONTROLLERS
+            .iter()
+            .map(|name| controller_colour(name))
+            .collect();
+        assert!(colours.iter().all(Option::is_some), "{colours:?}");
+        let distinct: std::collections::BTreeSet<_> = colours.iter().collect();
+        assert_eq!(distinct.len(), colours.len());
+        assert_eq!(
+            controllers_in_figure_order(),
+            ["hybla", "newreno", "cubic", "bbr"]
+        );
+    }
 
     #[test]
     fn controllers_keep_their_colour_in_any_order() {

@@ -36,7 +36,7 @@ impl Default for RequestLimits {
 }
 
 /// What the perf server did with request streams so far, over all connections
-/// ([`Server::requests`](crate::server::Server::requests)).
+/// ([`crate::server::Server::requests`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestCounts {
     /// Streams being handled right now (header, upload or response under way): bounded by the

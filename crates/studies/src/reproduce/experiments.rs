@@ -1014,7 +1014,8 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
         ("10/10 Mbit/s", "10Mbit", "10Mbit"),
         ("20/2 Mbit/s", "20Mbit", "2Mbit"),
     ];
-    const CONTROLLERS: [&str; 4] = ["hybla", "newreno", "cubic", "bbr"];
+    // Every registered controller, in the figures' order (hybla first).
+    let controllers = output::controllers_in_figure_order();
     /// Loss rates of the jitter cells (the targets' 0.1–1 %).
     const JITTER_LOSSES: [f64; 3] = [0.1, 0.5, 1.0];
     /// 10 ms of mean jitter on both links, a new draw per packet, order kept.
@@ -1039,7 +1040,7 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
                     "loss-matrix",
                     &cell_overrides(forward, back, rtt, &format!("{loss}%")),
                 )?;
-                for cc in CONTROLLERS {
+                for cc in &controllers {
                     pairs.push((scenario.clone(), cc.to_string()));
                 }
             }
@@ -1060,7 +1061,7 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
     bursty.forward.loss = ge;
     bursty.return_link.loss = ge;
     let bursty_start = pairs.len();
-    for cc in CONTROLLERS {
+    for cc in &controllers {
         pairs.push((bursty.clone(), cc.to_string()));
     }
     // Jitter: hybla alone, the same paths with 10 ms of mean jitter both ways.
@@ -1120,9 +1121,9 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
             let _ = write!(
                 measured,
                 "\n**{link}, RTT {rtt} ms**\n\n| loss | {} | Mathis bound | hybla: random as random · queue drops as congestion |\n|---|---|---|---|---|---|---|\n",
-                CONTROLLERS.join(" | ")
+                controllers.join(" | ")
             );
-            let mut series: Vec<Series> = CONTROLLERS
+            let mut series: Vec<Series> = controllers
                 .iter()
                 .map(|cc| Series {
                     label: cc.to_string(),
@@ -1137,7 +1138,7 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
                 let _ = write!(measured, "| {loss} % |");
                 let mut ceiling = f64::NAN;
                 let mut hybla_accuracy = String::new();
-                for (k, cc) in CONTROLLERS.iter().enumerate() {
+                for (k, cc) in controllers.iter().enumerate() {
                     let r = &s[i];
                     i += 1;
                     let f = &r.flows[0];
@@ -1184,7 +1185,7 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
                 };
                 let _ = writeln!(measured, " {bound} | {hybla_accuracy} |");
             }
-            let colours = output::line_colours(&CONTROLLERS);
+            let colours = output::line_colours(&controllers);
             let mut lines: Vec<StyledSeries> = series
                 .into_iter()
                 .zip(colours)
@@ -1224,9 +1225,9 @@ fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
     let _ = write!(
         measured,
         "\n**Bursty loss (Gilbert-Elliott p = 1.8 %, r = 64.5 %: 2.7 % loss in bursts of 1.55), 10/10 Mbit/s, RTT 600 ms**\n\n| {} |\n|---|---|---|---|\n|",
-        CONTROLLERS.join(" | ")
+        controllers.join(" | ")
     );
-    for (k, _) in CONTROLLERS.iter().enumerate() {
+    for (k, _) in controllers.iter().enumerate() {
         let r = &s[bursty_start + k];
         let _ = write!(
             measured,

@@ -14,7 +14,7 @@ use super::shard::{Shard, ShardManifest, read_manifest};
 pub struct MergeOutcome {
     /// The merged sweep.csv.
     pub csv: PathBuf,
-    /// The sweep's axes (for [`plot`](super::plot())).
+    /// The sweep's axes (for [`plot`](fn@super::plot)).
     pub axes: Vec<Axis>,
     /// N.
     pub shards: usize,

@@ -11,7 +11,7 @@
 //! shard K takes the runs whose position in the canonical order is K − 1 modulo N (round
 //! robin, so every shard gets a similar mix of cheap and expensive grid points) and writes
 //! `shard-K-of-N.csv` next to a manifest `shard-K-of-N.json` naming the sweep (a digest of
-//! every run's resolved scenario, controller and seed) and its full run list. [`merge`] checks
+//! every run's resolved scenario, controller and seed) and its full run list. [`merge`](fn@merge) checks
 //! that the shards belong to one sweep, that each of 1..=N is there exactly once and finished,
 //! and that every run is present, then writes the same canonical sweep.csv as an unsharded run.
 //!

@@ -39,8 +39,8 @@ pub fn run(
 }
 
 /// Runs one shard of the sweep into `dir`: `shard-K-of-N.csv` and `shard-K-of-N.json`
-/// (combine the shards with [`merge`](super::merge())). Rerunning the same shard into the same directory
-/// resumes it, like [`run`].
+/// (combine the shards with [`merge`](fn@super::merge)). Rerunning the same shard into the same directory
+/// resumes it, like [`run`](fn@run).
 pub fn run_shard(
     plan: &SweepPlan,
     shard: Shard,
