@@ -175,29 +175,6 @@ pub enum JitterDistribution {
     },
 }
 
-impl JitterDistribution {
-    /// Mean extra delay actually applied (after truncation at zero), seconds.
-    pub fn mean_secs(&self) -> f64 {
-        match *self {
-            JitterDistribution::None => 0.0,
-            JitterDistribution::Uniform { min, max } => {
-                (min.as_secs_f64() + max.as_secs_f64()) / 2.0
-            }
-            JitterDistribution::Exponential { mean } => mean.as_secs_f64(),
-            JitterDistribution::Normal { mean, stddev } => {
-                // E[max(0, X)] = μ·Φ(μ/σ) + σ·φ(μ/σ)
-                let (mu, sigma) = (mean.as_secs_f64(), stddev.as_secs_f64());
-                if sigma == 0.0 {
-                    return mu;
-                }
-                let z = mu / sigma;
-                let pdf = (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
-                mu * crate::jitter::standard_normal_cdf(z) + sigma * pdf
-            }
-        }
-    }
-}
-
 /// Per-packet delay variation of a link: each packet's propagation delay is the link's
 /// `delay` plus an independent draw from `distribution`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

@@ -11,9 +11,10 @@ pub mod ipflows;
 pub mod media;
 pub mod output;
 pub mod periods;
+mod run;
 pub mod summary;
 pub mod table;
 pub mod timeseries;
 
-pub use output::CompletedRun;
+pub use run::CompletedRun;
 pub use summary::Summary;

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use sim::apps::media::MediaReport;
 use sim::{AppSample, RunOutcome};
 
-use crate::output::CompletedRun;
 use crate::periods::capacity_steps;
+use crate::run::CompletedRun;
 use chart::{PlotError, Series, StackedPanelChart};
 use scenario::Scenario;
 

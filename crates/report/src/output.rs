@@ -8,27 +8,13 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sim::RunOutcome;
-
 use serde::{Deserialize, Serialize};
 
+use crate::run::CompletedRun;
 use crate::summary::{self, Summary};
 use crate::timeseries::{self, GOODPUT_WINDOW};
 use chart::{PlotError, Series};
 use scenario::Scenario;
-
-/// A finished run.
-#[derive(Debug)]
-pub struct CompletedRun {
-    /// What was run.
-    pub spec: scenario::RunSpec,
-    /// Controller label.
-    pub label: String,
-    /// What happened.
-    pub outcome: RunOutcome,
-    /// Wall-clock time the run took (for timing.json only).
-    pub wall: Duration,
-}
 
 /// Why results could not be written.
 #[derive(Debug, thiserror::Error)]
