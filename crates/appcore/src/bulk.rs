@@ -234,7 +234,10 @@ mod tests {
         let wrong = [!pattern::chunk(150, 1)[0]];
         assert_eq!(
             reader.on_data(150, &wrong),
-            Err(PatternMismatch { offset: 150, len: 1 })
+            Err(PatternMismatch {
+                offset: 150,
+                len: 1
+            })
         );
     }
 }

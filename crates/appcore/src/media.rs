@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use netsim::Uniform;
+use perfwire::ReceivedRanges;
 use perfwire::media::{FRAME_EXPIRED, FRAME_HEADER_BYTES, FrameHeader, VideoModel};
 use perfwire::pattern;
 use perfwire::session::{MediaParams, SentSummary};
-use perfwire::ReceivedRanges;
 use sched::{Class, Scheduler};
 
 use crate::{SendStreams, WriteOutcome};
@@ -185,26 +185,14 @@ impl<S> MediaSender<S> {
         }
     }
 
-    /// Cancels every frame not completely written (the sender stops: a frame cut short is not
-    /// a frame, and quinn would finish a stream it drops).
-    pub fn stop<T>(&mut self, streams: &mut T)
-    where
-        T: SendStreams<Stream = S>,
-    {
-        for frame in self.writing.iter_mut().filter(|f| !f.finished) {
-            streams.reset(&mut frame.stream, FRAME_EXPIRED);
-            frame.finished = true;
-        }
-    }
-
     /// Captures every frame due by `now`, at the encoder's current rate.
     fn capture(&mut self, now: Duration, scheduler: &mut dyn Scheduler) {
         while let Some(at) = self.capture_time(self.next_seq)
             && at <= now
         {
-            let bytes = self
-                .model
-                .frame_bytes(self.next_seq, self.bitrate_bps, self.rng.next_f64());
+            let bytes =
+                self.model
+                    .frame_bytes(self.next_seq, self.bitrate_bps, self.rng.next_f64());
             self.bitrate_sum += self.bitrate_bps as f64;
             scheduler.on_frame(at, bytes);
             self.waiting.push_back(WaitingFrame {

@@ -81,7 +81,11 @@ impl App for BulkSender {
     }
 
     fn busy_periods(&self) -> Vec<(Duration, Option<Duration>)> {
-        self.core.started_at().map(|s| (s, None)).into_iter().collect()
+        self.core
+            .started_at()
+            .map(|s| (s, None))
+            .into_iter()
+            .collect()
     }
 
     fn report(&self) -> serde_json::Map<String, serde_json::Value> {
