@@ -15,7 +15,7 @@ use perfwire::session::{BulkParams, SentSummary};
 use perfwire::{ReceivedRanges, pattern};
 use sched::{Class, Scheduler};
 
-use crate::{SendStreams, WriteOutcome};
+use crate::{SendStreams, SendingHalf, WriteOutcome};
 
 /// Largest chunk handed to the transport per write.
 pub const WRITE_CHUNK_BYTES: u64 = 16 * 1024;
@@ -48,35 +48,6 @@ impl<S> BulkSender<S> {
         }
     }
 
-    /// The handshake completed (the real-time endpoints: the session started).
-    pub fn on_connected(&mut self) {
-        self.connected = true;
-    }
-
-    /// The source's parameters.
-    pub fn params(&self) -> &BulkParams {
-        &self.params
-    }
-
-    /// Bytes written so far.
-    pub fn written_bytes(&self) -> u64 {
-        self.written_bytes
-    }
-
-    /// When the source started offering, once it has.
-    pub fn started_at(&self) -> Option<Duration> {
-        self.started_at
-    }
-
-    /// What the sender did so far.
-    pub fn summary(&self) -> SentSummary {
-        SentSummary {
-            written_bytes: self.written_bytes,
-            started_at: self.started_at,
-            ..SentSummary::default()
-        }
-    }
-
     /// Bytes the source has offered by `now` (`u64::MAX`: unlimited).
     pub fn offered_bytes(&self, now: Duration) -> u64 {
         match (self.params.rate_bps, self.started_at) {
@@ -87,10 +58,17 @@ impl<S> BulkSender<S> {
             }
         }
     }
+}
+
+impl<S: Send> SendingHalf<S> for BulkSender<S> {
+    /// The handshake completed (the real-time endpoints: the session started).
+    fn on_connected(&mut self, _now: Duration) {
+        self.connected = true;
+    }
 
     /// When the sender next wants a step without any network event: its start, then (a
     /// rate-limited source) when another packet's worth has been offered.
-    pub fn wakeup(&self) -> Option<Duration> {
+    fn wakeup(&self) -> Option<Duration> {
         if !self.connected {
             return None;
         }
@@ -108,10 +86,12 @@ impl<S> BulkSender<S> {
 
     /// One step at `now`: start, open the stream, apply the bulk send window, write what both
     /// the offer and the scheduler's allowance leave.
-    pub fn step<T>(&mut self, now: Duration, scheduler: &mut dyn Scheduler, streams: &mut T)
-    where
-        T: SendStreams<Stream = S>,
-    {
+    fn step(
+        &mut self,
+        now: Duration,
+        scheduler: &mut dyn Scheduler,
+        streams: &mut dyn SendStreams<Stream = S>,
+    ) {
         self.last_step = now;
         if !self.connected || now < self.params.start {
             return;
@@ -148,6 +128,15 @@ impl<S> BulkSender<S> {
         }
         if written_now > 0 {
             scheduler.on_written(now, Class::Bulk, written_now);
+        }
+    }
+
+    /// What the sender did so far.
+    fn summary(&self) -> SentSummary {
+        SentSummary {
+            written_bytes: self.written_bytes,
+            started_at: self.started_at,
+            ..SentSummary::default()
         }
     }
 }

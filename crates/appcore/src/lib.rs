@@ -9,15 +9,17 @@
 //! The split is quinn-proto's: the logic of an application (when a frame is captured and how
 //! large it is, which frames to cancel, what the scheduler is told and when, what a receiver
 //! accepts as a frame) lives here; a backend only carries out what a step asks of its
-//! connection. Each sending half has the same calling protocol:
+//! connection. Every sending half is a [`SendingHalf`] (built from its parameters by
+//! [`sending_half`]) with one calling protocol:
 //!
-//! 1. `on_connected(now)` once, when the handshake completed (the real-time endpoints: when
-//!    the session starts);
+//! 1. [`on_connected`](SendingHalf::on_connected) once, when the handshake completed (the
+//!    real-time endpoints: when the session starts);
 //! 2. at every step, after the backend has told the scheduler the transport state
-//!    ([`sched::Scheduler::observe`]): `step(now, scheduler, streams)`, which opens streams,
+//!    ([`sched::Scheduler::observe`]): [`step`](SendingHalf::step), which opens streams,
 //!    writes, finishes and resets them through [`SendStreams`], whose operations never wait —
 //!    quinn-proto's stream calls and quinn's polled once do the same;
-//! 3. `wakeup()`: when the half next wants a step without any network event.
+//! 3. [`wakeup`](SendingHalf::wakeup): when the half next wants a step without any network
+//!    event; [`summary`](SendingHalf::summary): what it did so far.
 //!
 //! `now` never goes backwards and counts from the backend's epoch (the start of the run, or the
 //! end's clock zero in real time). Receiving halves are assemblers: the backend hands them each
@@ -33,7 +35,11 @@
 pub mod bulk;
 pub mod media;
 
+use std::time::Duration;
+
 use bytes::Bytes;
+use perfwire::session::{AppParams, SentSummary};
+use sched::Scheduler;
 
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,4 +86,35 @@ pub trait SendStreams {
 
     /// Sets the connection's send window (bytes written and not yet acknowledged, all streams).
     fn set_send_window(&mut self, bytes: u64);
+}
+
+/// The sending half of an application: a state machine stepped by the backend (see the crate
+/// docs for the calling protocol). `S` is the backend's stream handle.
+pub trait SendingHalf<S>: Send {
+    /// The handshake completed (the real-time endpoints: the session started) at `now`.
+    fn on_connected(&mut self, now: Duration);
+
+    /// One step at `now`: everything the half does, through `streams`, telling `scheduler` what
+    /// it writes (and the scheduler already told the transport state now).
+    fn step(
+        &mut self,
+        now: Duration,
+        scheduler: &mut dyn Scheduler,
+        streams: &mut dyn SendStreams<Stream = S>,
+    );
+
+    /// When the half next wants a step without any network event, if ever.
+    fn wakeup(&self) -> Option<Duration>;
+
+    /// What the half did so far, as the session protocol reports it.
+    fn summary(&self) -> SentSummary;
+}
+
+/// The sending half of the application `params` describe: the one place that maps an
+/// application to its state machine, for both backends.
+pub fn sending_half<S: Send + 'static>(params: AppParams) -> Box<dyn SendingHalf<S>> {
+    match params {
+        AppParams::Media(params) => Box::new(media::MediaSender::new(params)),
+        AppParams::Bulk(params) => Box::new(bulk::BulkSender::new(params)),
+    }
 }

@@ -26,7 +26,7 @@ use perfwire::pattern;
 use perfwire::session::{MediaParams, SentSummary};
 use sched::{Class, Scheduler};
 
-use crate::{SendStreams, WriteOutcome};
+use crate::{SendStreams, SendingHalf, WriteOutcome};
 
 /// Largest chunk handed to the transport per write.
 pub const WRITE_CHUNK_BYTES: u64 = 32 * 1024;
@@ -96,47 +96,115 @@ impl<S> MediaSender<S> {
         }
     }
 
-    /// The source starts (the handshake completed, or the session started): frame 0 is
-    /// captured at `now`. Later calls change nothing.
-    pub fn on_connected(&mut self, now: Duration) {
-        self.started_at.get_or_insert(now);
-    }
-
-    /// The source's parameters.
-    pub fn params(&self) -> &MediaParams {
-        &self.params
-    }
-
-    /// When the next frame is captured: the step the sender needs without any network event.
-    pub fn wakeup(&self) -> Option<Duration> {
-        self.capture_time(self.next_seq)
-    }
-
-    /// What the sender did so far.
-    pub fn summary(&self) -> SentSummary {
-        SentSummary {
-            frames_sent: self.next_seq,
-            cancelled_frames: self.cancelled_frames,
-            written_bytes: self.written_bytes,
-            mean_bitrate_bps: if self.next_seq == 0 {
-                0
-            } else {
-                (self.bitrate_sum / self.next_seq as f64).round() as u64
-            },
-            started_at: self.started_at,
-        }
-    }
-
     fn capture_time(&self, seq: u64) -> Option<Duration> {
         Some(self.started_at? + self.model.capture_offset(seq))
     }
 
+    /// Captures every frame due by `now`, at the encoder's current rate.
+    fn capture(&mut self, now: Duration, scheduler: &mut dyn Scheduler) {
+        while let Some(at) = self.capture_time(self.next_seq)
+            && at <= now
+        {
+            let bytes =
+                self.model
+                    .frame_bytes(self.next_seq, self.bitrate_bps, self.rng.next_f64());
+            self.bitrate_sum += self.bitrate_bps as f64;
+            scheduler.on_frame(at, bytes);
+            self.waiting.push_back(WaitingFrame {
+                seq: self.next_seq,
+                captured_at: at,
+                bytes,
+            });
+            self.next_seq += 1;
+        }
+    }
+
+    /// Cancels the frames that can no longer make their deadline, if the scheduler says so:
+    /// whatever was not sent is never sent, and the capacity goes to the next frames.
+    fn expire(
+        &mut self,
+        now: Duration,
+        scheduler: &dyn Scheduler,
+        streams: &mut dyn SendStreams<Stream = S>,
+    ) {
+        let Some(margin) = scheduler.frame_expiry() else {
+            return;
+        };
+        let expiry = self.params.deadline.saturating_sub(margin);
+        let expired = |captured_at: Duration| now.saturating_sub(captured_at) > expiry;
+        let before = self.waiting.len();
+        self.waiting.retain(|frame| !expired(frame.captured_at));
+        self.cancelled_frames += (before - self.waiting.len()) as u64;
+        // Only frames not yet completely written: one that is written may already be on its
+        // way and arrive in time.
+        for frame in self.writing.iter_mut().filter(|f| !f.finished) {
+            if expired(frame.captured_at) && streams.reset(&mut frame.stream, FRAME_EXPIRED) {
+                self.cancelled_frames += 1;
+                frame.payload_bytes = 0;
+                frame.finished = true;
+                frame.bytes = 0;
+            }
+        }
+    }
+
+    /// Opens streams for waiting frames the scheduler admits (and drops those it refuses);
+    /// `just_in_time`: only while no frame is still being written.
+    fn open_frames(
+        &mut self,
+        now: Duration,
+        scheduler: &mut dyn Scheduler,
+        streams: &mut dyn SendStreams<Stream = S>,
+        just_in_time: bool,
+    ) {
+        while let Some(&frame) = self.waiting.front() {
+            if just_in_time && self.writing.iter().any(|f| !f.finished) {
+                break;
+            }
+            let age = now.saturating_sub(frame.captured_at);
+            if !scheduler.admit_frame(age, frame.bytes, self.params.deadline) {
+                // It could not arrive in time: drop it at the source.
+                self.waiting.pop_front();
+                self.cancelled_frames += 1;
+                continue;
+            }
+            let Some(stream) = streams.open_uni(scheduler.priority(Class::Media)) else {
+                break;
+            };
+            self.waiting.pop_front();
+            let header = FrameHeader {
+                seq: frame.seq,
+                captured_at: frame.captured_at,
+                size_bytes: frame.bytes as u32,
+            }
+            .encode();
+            self.writing.push(FrameWriter {
+                stream,
+                captured_at: frame.captured_at,
+                bytes: frame.bytes,
+                header: Some(Bytes::copy_from_slice(&header)),
+                offset: 0,
+                payload_bytes: frame.bytes - FRAME_HEADER_BYTES,
+                finished: false,
+            });
+        }
+    }
+}
+
+impl<S: Send> SendingHalf<S> for MediaSender<S> {
+    /// The source starts (the handshake completed, or the session started): frame 0 is
+    /// captured at `now`. Later calls change nothing.
+    fn on_connected(&mut self, now: Duration) {
+        self.started_at.get_or_insert(now);
+    }
+
     /// One step at `now`: adapt, capture, expire, acknowledge, admit and open, write (see the
     /// module docs for the order and what the scheduler is told).
-    pub fn step<T>(&mut self, now: Duration, scheduler: &mut dyn Scheduler, streams: &mut T)
-    where
-        T: SendStreams<Stream = S>,
-    {
+    fn step(
+        &mut self,
+        now: Duration,
+        scheduler: &mut dyn Scheduler,
+        streams: &mut dyn SendStreams<Stream = S>,
+    ) {
         if self.params.adaptive
             && let Some(target) = scheduler.media_target_bps()
         {
@@ -185,99 +253,30 @@ impl<S> MediaSender<S> {
         }
     }
 
-    /// Captures every frame due by `now`, at the encoder's current rate.
-    fn capture(&mut self, now: Duration, scheduler: &mut dyn Scheduler) {
-        while let Some(at) = self.capture_time(self.next_seq)
-            && at <= now
-        {
-            let bytes =
-                self.model
-                    .frame_bytes(self.next_seq, self.bitrate_bps, self.rng.next_f64());
-            self.bitrate_sum += self.bitrate_bps as f64;
-            scheduler.on_frame(at, bytes);
-            self.waiting.push_back(WaitingFrame {
-                seq: self.next_seq,
-                captured_at: at,
-                bytes,
-            });
-            self.next_seq += 1;
-        }
+    /// When the next frame is captured: the step the sender needs without any network event.
+    fn wakeup(&self) -> Option<Duration> {
+        self.capture_time(self.next_seq)
     }
 
-    /// Cancels the frames that can no longer make their deadline, if the scheduler says so:
-    /// whatever was not sent is never sent, and the capacity goes to the next frames.
-    fn expire<T>(&mut self, now: Duration, scheduler: &dyn Scheduler, streams: &mut T)
-    where
-        T: SendStreams<Stream = S>,
-    {
-        let Some(margin) = scheduler.frame_expiry() else {
-            return;
-        };
-        let expiry = self.params.deadline.saturating_sub(margin);
-        let expired = |captured_at: Duration| now.saturating_sub(captured_at) > expiry;
-        let before = self.waiting.len();
-        self.waiting.retain(|frame| !expired(frame.captured_at));
-        self.cancelled_frames += (before - self.waiting.len()) as u64;
-        // Only frames not yet completely written: one that is written may already be on its
-        // way and arrive in time.
-        for frame in self.writing.iter_mut().filter(|f| !f.finished) {
-            if expired(frame.captured_at) && streams.reset(&mut frame.stream, FRAME_EXPIRED) {
-                self.cancelled_frames += 1;
-                frame.payload_bytes = 0;
-                frame.finished = true;
-                frame.bytes = 0;
-            }
-        }
-    }
-
-    /// Opens streams for waiting frames the scheduler admits (and drops those it refuses);
-    /// `just_in_time`: only while no frame is still being written.
-    fn open_frames<T>(
-        &mut self,
-        now: Duration,
-        scheduler: &mut dyn Scheduler,
-        streams: &mut T,
-        just_in_time: bool,
-    ) where
-        T: SendStreams<Stream = S>,
-    {
-        while let Some(&frame) = self.waiting.front() {
-            if just_in_time && self.writing.iter().any(|f| !f.finished) {
-                break;
-            }
-            let age = now.saturating_sub(frame.captured_at);
-            if !scheduler.admit_frame(age, frame.bytes, self.params.deadline) {
-                // It could not arrive in time: drop it at the source.
-                self.waiting.pop_front();
-                self.cancelled_frames += 1;
-                continue;
-            }
-            let Some(stream) = streams.open_uni(scheduler.priority(Class::Media)) else {
-                break;
-            };
-            self.waiting.pop_front();
-            let header = FrameHeader {
-                seq: frame.seq,
-                captured_at: frame.captured_at,
-                size_bytes: frame.bytes as u32,
-            }
-            .encode();
-            self.writing.push(FrameWriter {
-                stream,
-                captured_at: frame.captured_at,
-                bytes: frame.bytes,
-                header: Some(Bytes::copy_from_slice(&header)),
-                offset: 0,
-                payload_bytes: frame.bytes - FRAME_HEADER_BYTES,
-                finished: false,
-            });
+    /// What the sender did so far.
+    fn summary(&self) -> SentSummary {
+        SentSummary {
+            frames_sent: self.next_seq,
+            cancelled_frames: self.cancelled_frames,
+            written_bytes: self.written_bytes,
+            mean_bitrate_bps: if self.next_seq == 0 {
+                0
+            } else {
+                (self.bitrate_sum / self.next_seq as f64).round() as u64
+            },
+            started_at: self.started_at,
         }
     }
 }
 
 /// Writes what the transport takes of `frame` (finishing its stream once all is written);
 /// returns the bytes written.
-fn write_frame<T: SendStreams>(streams: &mut T, frame: &mut FrameWriter<T::Stream>) -> u64 {
+fn write_frame<S>(streams: &mut dyn SendStreams<Stream = S>, frame: &mut FrameWriter<S>) -> u64 {
     let mut written_bytes = 0;
     if let Some(mut header) = frame.header.take() {
         match streams.write(&mut frame.stream, &mut header) {

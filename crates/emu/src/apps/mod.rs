@@ -25,8 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use appcore::bulk::BulkSender;
-use appcore::media::MediaSender;
+use appcore::SendingHalf;
 use perfwire::media::FrameRecord;
 use perfwire::session::{AppParams, Sender, SentSummary, SessionApp};
 use sched::{Scheduler, SchedulerSpec, TransportView};
@@ -292,51 +291,6 @@ async fn sample_loop(shared: Arc<Shared>, samples: Arc<Mutex<Samples>>, epoch: I
     }
 }
 
-/// A sending half: one of [`appcore`]'s, on [`QuinnStreams`].
-enum SendingApp {
-    Media(MediaSender<OpenStream>),
-    Bulk(BulkSender<OpenStream>),
-}
-
-impl SendingApp {
-    fn new(params: AppParams) -> SendingApp {
-        match params {
-            AppParams::Media(params) => SendingApp::Media(MediaSender::new(params)),
-            AppParams::Bulk(params) => SendingApp::Bulk(BulkSender::new(params)),
-        }
-    }
-
-    /// The session started at `now`: the source starts (frame 0 is captured now).
-    fn on_connected(&mut self, now: Duration) {
-        match self {
-            SendingApp::Media(m) => m.on_connected(now),
-            SendingApp::Bulk(b) => b.on_connected(),
-        }
-    }
-
-    /// Writes what quinn takes now; never waits on the transport.
-    fn step(&mut self, now: Duration, scheduler: &mut dyn Scheduler, streams: &mut QuinnStreams) {
-        match self {
-            SendingApp::Media(m) => m.step(now, scheduler, streams),
-            SendingApp::Bulk(b) => b.step(now, scheduler, streams),
-        }
-    }
-
-    fn wakeup(&self) -> Option<Duration> {
-        match self {
-            SendingApp::Media(m) => m.wakeup(),
-            SendingApp::Bulk(b) => b.wakeup(),
-        }
-    }
-
-    fn summary(&self) -> SentSummary {
-        match self {
-            SendingApp::Media(m) => m.summary(),
-            SendingApp::Bulk(b) => b.summary(),
-        }
-    }
-}
-
 /// The transport state the scheduler sees, read from the connection at `now`.
 fn transport_view(
     connection: &quinn::Connection,
@@ -371,9 +325,9 @@ async fn send_loop(
         let wake = wake.clone();
         probe.set_ack_hook(Box::new(move || wake.notify_one()));
     }
-    let mut halves: Vec<(usize, SendingApp)> = apps
+    let mut halves: Vec<(usize, Box<dyn SendingHalf<OpenStream>>)> = apps
         .into_iter()
-        .map(|(index, app)| (index, SendingApp::new(app.params)))
+        .map(|(index, app)| (index, appcore::sending_half(app.params)))
         .collect();
     // The session has started: the simulator's halves start at the handshake, ours here.
     let started = epoch.elapsed();

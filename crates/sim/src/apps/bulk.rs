@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use perfwire::session::BulkParams;
+use perfwire::session::{AppParams, BulkParams};
 use quinn_proto::{Dir, StreamId};
 
-use super::ConnectionStreams;
+use super::Sending;
 use super::perf::VerifyingReader;
 use crate::app::{App, AppError, AppSpec, Context, Role};
 
@@ -41,64 +41,27 @@ impl AppSpec for BulkSpec {
     }
 
     fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
-        let sender: Box<dyn App> = Box::new(BulkSender {
-            core: appcore::bulk::BulkSender::new(BulkParams {
-                rate_bps: self.rate_bps,
-                start: self.start,
-            }),
-        });
+        let params = BulkParams {
+            rate_bps: self.rate_bps,
+            start: self.start,
+        };
+        let sender: Box<dyn App> = Box::new(Sending::new(
+            appcore::sending_half(AppParams::Bulk(params)),
+            move |sent| {
+                let mut report = serde_json::Map::new();
+                report.insert("written_bytes".into(), sent.written_bytes.into());
+                report.insert(
+                    "offered_bps".into(),
+                    params.rate_bps.map_or(serde_json::Value::Null, Into::into),
+                );
+                report
+            },
+        ));
         let receiver: Box<dyn App> = Box::new(BulkReceiver::default());
         match self.sender {
             Role::Server => (receiver, sender),
             Role::Client => (sender, receiver),
         }
-    }
-}
-
-/// The sending half: [`appcore::bulk::BulkSender`] on quinn-proto.
-#[derive(Debug)]
-struct BulkSender {
-    core: appcore::bulk::BulkSender<StreamId>,
-}
-
-impl App for BulkSender {
-    fn on_connected(&mut self, _now: Duration) {
-        self.core.on_connected();
-    }
-
-    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
-        let mut streams = ConnectionStreams(&mut *cx.connection);
-        self.core.step(cx.now, &mut *cx.scheduler, &mut streams);
-        Ok(false)
-    }
-
-    fn wakeup(&self) -> Option<Duration> {
-        self.core.wakeup()
-    }
-
-    fn received_bytes(&self) -> u64 {
-        0
-    }
-
-    fn busy_periods(&self) -> Vec<(Duration, Option<Duration>)> {
-        self.core
-            .started_at()
-            .map(|s| (s, None))
-            .into_iter()
-            .collect()
-    }
-
-    fn report(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut report = serde_json::Map::new();
-        report.insert("written_bytes".into(), self.core.written_bytes().into());
-        report.insert(
-            "offered_bps".into(),
-            self.core
-                .params()
-                .rate_bps
-                .map_or(serde_json::Value::Null, Into::into),
-        );
-        report
     }
 }
 

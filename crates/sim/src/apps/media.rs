@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use appcore::media::{FrameError, FrameReader};
-use perfwire::session::MediaParams;
+use perfwire::session::{AppParams, MediaParams, SentSummary};
 use quinn_proto::{Connection, Dir, ReadError, ReadableError, StreamId, VarInt};
 use serde::{Deserialize, Serialize};
 
-use super::ConnectionStreams;
+use super::Sending;
 use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 
 /// [`AppSpec::kind`] of the media application.
@@ -76,10 +76,11 @@ impl AppSpec for MediaSpec {
     }
 
     fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
-        let sender: Box<dyn App> = Box::new(MediaSender {
-            spec: self.clone(),
-            core: appcore::media::MediaSender::new(self.params()),
-        });
+        let spec = self.clone();
+        let sender: Box<dyn App> = Box::new(Sending::new(
+            appcore::sending_half(AppParams::Media(self.params())),
+            move |sent| sender_report(&spec, sent),
+        ));
         let receiver: Box<dyn App> = Box::new(MediaReceiver::new(self.deadline));
         match self.sender {
             Role::Server => (receiver, sender),
@@ -131,54 +132,25 @@ impl MediaReport {
     }
 }
 
-/// The sending half: [`appcore::media::MediaSender`] on quinn-proto.
-#[derive(Debug)]
-struct MediaSender {
-    spec: MediaSpec,
-    core: appcore::media::MediaSender<StreamId>,
-}
-
-impl App for MediaSender {
-    fn on_connected(&mut self, now: Duration) {
-        self.core.on_connected(now);
-    }
-
-    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
-        let mut streams = ConnectionStreams(&mut *cx.connection);
-        self.core.step(cx.now, &mut *cx.scheduler, &mut streams);
-        Ok(false)
-    }
-
-    fn wakeup(&self) -> Option<Duration> {
-        self.core.wakeup()
-    }
-
-    fn received_bytes(&self) -> u64 {
-        0
-    }
-
-    fn busy_periods(&self) -> Vec<(Duration, Option<Duration>)> {
-        let started_at = self.core.summary().started_at;
-        started_at.map(|s| (s, None)).into_iter().collect()
-    }
-
-    fn report(&self) -> serde_json::Map<String, serde_json::Value> {
-        let sent = self.core.summary();
-        let mut report = serde_json::Map::new();
-        report.insert("frames_sent".into(), sent.frames_sent.into());
-        report.insert("cancelled_frames".into(), sent.cancelled_frames.into());
-        report.insert("fps".into(), self.spec.fps.into());
-        report.insert("bitrate_bps".into(), self.spec.bitrate_bps.into());
-        report.insert(
-            "first_capture_s".into(),
-            sent.started_at.map_or(0.0, |t| t.as_secs_f64()).into(),
-        );
-        report.insert(
-            "mean_bitrate_bps".into(),
-            (sent.mean_bitrate_bps as f64).into(),
-        );
-        report
-    }
+/// The sending half's part of the [`MediaReport`].
+fn sender_report(
+    spec: &MediaSpec,
+    sent: &SentSummary,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut report = serde_json::Map::new();
+    report.insert("frames_sent".into(), sent.frames_sent.into());
+    report.insert("cancelled_frames".into(), sent.cancelled_frames.into());
+    report.insert("fps".into(), spec.fps.into());
+    report.insert("bitrate_bps".into(), spec.bitrate_bps.into());
+    report.insert(
+        "first_capture_s".into(),
+        sent.started_at.map_or(0.0, |t| t.as_secs_f64()).into(),
+    );
+    report.insert(
+        "mean_bitrate_bps".into(),
+        (sent.mean_bitrate_bps as f64).into(),
+    );
+    report
 }
 
 /// A frame stream being received.

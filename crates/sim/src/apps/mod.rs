@@ -8,9 +8,66 @@ pub mod bulk;
 pub mod media;
 pub mod perf;
 
-use appcore::{SendStreams, WriteOutcome};
+use std::time::Duration;
+
+use appcore::{SendStreams, SendingHalf, WriteOutcome};
 use bytes::Bytes;
+use perfwire::session::SentSummary;
 use quinn_proto::{Connection, Dir, StreamId, WriteError};
+
+use crate::app::{App, AppError, Context};
+
+/// What a sending half reports, from what it did.
+type SenderReport = Box<dyn Fn(&SentSummary) -> serde_json::Map<String, serde_json::Value>>;
+
+/// An [`appcore`] sending half as the driver runs it: stepped on quinn-proto's connection
+/// ([`ConnectionStreams`]), busy from its start, reporting through its application's `report`.
+pub(crate) struct Sending {
+    half: Box<dyn SendingHalf<StreamId>>,
+    report: SenderReport,
+}
+
+impl Sending {
+    /// `half`, reporting with `report`.
+    pub(crate) fn new(
+        half: Box<dyn SendingHalf<StreamId>>,
+        report: impl Fn(&SentSummary) -> serde_json::Map<String, serde_json::Value> + 'static,
+    ) -> Sending {
+        Sending {
+            half,
+            report: Box::new(report),
+        }
+    }
+}
+
+impl App for Sending {
+    fn on_connected(&mut self, now: Duration) {
+        self.half.on_connected(now);
+    }
+
+    fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
+        let mut streams = ConnectionStreams(&mut *cx.connection);
+        self.half.step(cx.now, &mut *cx.scheduler, &mut streams);
+        Ok(false)
+    }
+
+    fn wakeup(&self) -> Option<Duration> {
+        self.half.wakeup()
+    }
+
+    fn received_bytes(&self) -> u64 {
+        0
+    }
+
+    fn busy_periods(&self) -> Vec<(Duration, Option<Duration>)> {
+        let started_at = self.half.summary().started_at;
+        started_at.map(|s| (s, None)).into_iter().collect()
+    }
+
+    fn report(&self) -> serde_json::Map<String, serde_json::Value> {
+        (self.report)(&self.half.summary())
+    }
+}
 
 /// quinn-proto's connection as [`appcore`]'s sending halves use it: streams by id, every
 /// operation answered at once.
