@@ -19,14 +19,13 @@ use crate::app::{App, AppError, AppSpec, Context, Role};
 /// [`AppSpec::kind`] of the bulk application.
 pub const KIND: &str = "bulk";
 
-/// What the bulk application offers.
+/// What the bulk application offers ([`BulkParams`], as the session protocol carries them to
+/// the real-time endpoints; its start counts from the start of the run, and the source waits
+/// for the handshake if that is later) and the end that sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BulkSpec {
-    /// Offered load, bit/s; `None` is unlimited (always data to send).
-    pub rate_bps: Option<u64>,
-    /// When the source starts offering, since the start of the run (it waits for the
-    /// handshake if that is later).
-    pub start: Duration,
+    /// Offered load and start.
+    pub params: BulkParams,
     /// The end that sends.
     pub sender: Role,
 }
@@ -41,10 +40,7 @@ impl AppSpec for BulkSpec {
     }
 
     fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
-        let params = BulkParams {
-            rate_bps: self.rate_bps,
-            start: self.start,
-        };
+        let params = self.params;
         let sender: Box<dyn App> = Box::new(Sending::new(
             appcore::sending_half(AppParams::Bulk(params)),
             move |sent| {

@@ -24,47 +24,18 @@ pub const KIND: &str = "media";
 
 pub use perfwire::media::{DelayPercentiles, FRAME_EXPIRED, FRAME_HEADER_BYTES, FrameRecord};
 
-/// A synthetic video source and its deadline.
+/// A synthetic video source and its deadline ([`MediaParams`], as the session protocol
+/// carries them to the real-time endpoints) and the end that sends it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MediaSpec {
-    /// Mean media rate, bit/s (frame bytes, headers included).
-    pub bitrate_bps: u64,
-    /// Frames per second.
-    pub fps: u32,
-    /// A keyframe every this many frames (the first frame is one).
-    pub keyframe_interval: u32,
-    /// Keyframe size / P-frame size.
-    pub keyframe_ratio: f64,
-    /// Each frame's size is scaled by a uniform factor in [1 − jitter, 1 + jitter].
-    pub jitter: f64,
-    /// A frame is late when its one-way delay exceeds this.
-    pub deadline: Duration,
+    /// The source: rate, frame rate, keyframes, jitter, deadline, seed, whether it follows
+    /// the scheduler's target rate (down to [`MIN_BITRATE_SHARE`] of its own).
+    pub params: MediaParams,
     /// The end that sends the frames.
     pub sender: Role,
-    /// Seed of the frame-size jitter.
-    pub seed: u64,
-    /// Follow the scheduler's target bitrate ([`sched::Scheduler::media_target_bps`]) between
-    /// [`MIN_BITRATE_SHARE`] of `bitrate_bps` and `bitrate_bps`, as an adaptive encoder would.
-    pub adaptive: bool,
 }
 
 pub use appcore::media::MIN_BITRATE_SHARE;
-
-impl MediaSpec {
-    /// The source as [`appcore`] (and the session protocol) describe it.
-    pub fn params(&self) -> MediaParams {
-        MediaParams {
-            bitrate_bps: self.bitrate_bps,
-            fps: self.fps,
-            keyframe_interval: self.keyframe_interval,
-            keyframe_ratio: self.keyframe_ratio,
-            jitter: self.jitter,
-            deadline: self.deadline,
-            seed: self.seed,
-            adaptive: self.adaptive,
-        }
-    }
-}
 
 impl AppSpec for MediaSpec {
     fn kind(&self) -> &'static str {
@@ -78,10 +49,10 @@ impl AppSpec for MediaSpec {
     fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
         let spec = self.clone();
         let sender: Box<dyn App> = Box::new(Sending::new(
-            appcore::sending_half(AppParams::Media(self.params())),
+            appcore::sending_half(AppParams::Media(self.params)),
             move |sent| sender_report(&spec, sent),
         ));
-        let receiver: Box<dyn App> = Box::new(MediaReceiver::new(self.deadline));
+        let receiver: Box<dyn App> = Box::new(MediaReceiver::new(self.params.deadline));
         match self.sender {
             Role::Server => (receiver, sender),
             Role::Client => (sender, receiver),
@@ -140,8 +111,8 @@ fn sender_report(
     let mut report = serde_json::Map::new();
     report.insert("frames_sent".into(), sent.frames_sent.into());
     report.insert("cancelled_frames".into(), sent.cancelled_frames.into());
-    report.insert("fps".into(), spec.fps.into());
-    report.insert("bitrate_bps".into(), spec.bitrate_bps.into());
+    report.insert("fps".into(), spec.params.fps.into());
+    report.insert("bitrate_bps".into(), spec.params.bitrate_bps.into());
     report.insert(
         "first_capture_s".into(),
         sent.started_at.map_or(0.0, |t| t.as_secs_f64()).into(),
