@@ -181,6 +181,42 @@ impl PatternReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mock::{MockStreams, RecordingScheduler};
+
+    #[test]
+    fn bulk_writes_what_both_the_offer_and_the_scheduler_allow() {
+        let mut streams = MockStreams {
+            room: u64::MAX,
+            ..MockStreams::default()
+        };
+        let mut scheduler = RecordingScheduler {
+            bulk_allowance: Some(10_000),
+            ..RecordingScheduler::default()
+        };
+        let mut unlimited = BulkSender::new(BulkParams {
+            rate_bps: None,
+            start: Duration::ZERO,
+        });
+        unlimited.step(Duration::ZERO, &mut scheduler, &mut streams);
+        assert_eq!(streams.opened, 0, "nothing before the handshake");
+        unlimited.on_connected(Duration::ZERO);
+        unlimited.step(Duration::ZERO, &mut scheduler, &mut streams);
+        assert_eq!(streams.written[0].len(), 10_000);
+        assert!(pattern::matches(0, &streams.written[0]));
+        assert_eq!(scheduler.written, 10_000);
+        // 8 Mbit/s from 1 s: 10 000 bytes offered 10 ms later.
+        let mut paced = BulkSender::new(BulkParams {
+            rate_bps: Some(8_000_000),
+            start: Duration::from_secs(1),
+        });
+        scheduler.bulk_allowance = None;
+        paced.on_connected(Duration::ZERO);
+        assert_eq!(paced.wakeup(), Some(Duration::from_secs(1)));
+        paced.step(Duration::from_secs(1), &mut scheduler, &mut streams);
+        paced.step(Duration::from_millis(1010), &mut scheduler, &mut streams);
+        assert_eq!(streams.written[1].len(), 10_000);
+        assert!(pattern::matches(0, &streams.written[1]));
+    }
 
     #[test]
     fn a_rate_limited_source_offers_rate_times_time() {

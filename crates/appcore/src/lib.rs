@@ -31,9 +31,13 @@
 //! decision of the step (write the next frame or stop; admit another frame) depends on that
 //! answer, and the order of the scheduler calls within a step is part of the behaviour (the
 //! simulator's golden summaries pin it). Calls that answer at once keep that order exactly.
+//! The same seam makes every half testable without QUIC: the unit tests step them against a
+//! recorded connection and scheduler (`mock`).
 
 pub mod bulk;
 pub mod media;
+#[cfg(test)]
+mod mock;
 
 use std::time::Duration;
 

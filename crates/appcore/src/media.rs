@@ -440,6 +440,106 @@ impl FrameReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mock::{MockStreams, RecordingScheduler};
+
+    fn ms(millis: u64) -> Duration {
+        Duration::from_millis(millis)
+    }
+
+    /// 10 frames a second of 1000 bytes each (no keyframes, no jitter), due 150 ms after
+    /// capture.
+    fn steady() -> MediaParams {
+        MediaParams {
+            bitrate_bps: 80_000,
+            fps: 10,
+            keyframe_interval: 1000,
+            keyframe_ratio: 1.0,
+            jitter: 0.0,
+            deadline: ms(150),
+            seed: 1,
+            adaptive: false,
+        }
+    }
+
+    #[test]
+    fn a_frame_is_its_header_then_the_pattern_then_fin_and_its_ack_is_reported() {
+        let mut sender = MediaSender::new(steady());
+        let (mut streams, mut scheduler) = (MockStreams::default(), RecordingScheduler::default());
+        streams.room = u64::MAX;
+        assert_eq!(sender.wakeup(), None, "no frame before the source starts");
+        sender.on_connected(ms(5));
+        sender.step(ms(5), &mut scheduler, &mut streams);
+        let bytes = streams.written[0].clone();
+        let header = FrameHeader::decode(bytes[..20].try_into().unwrap());
+        assert_eq!((header.seq, header.captured_at), (0, ms(5)));
+        assert_eq!(u64::from(header.size_bytes), bytes.len() as u64);
+        assert!(pattern::matches(0, &bytes[20..]));
+        assert!(streams.finished.contains(&0));
+        assert_eq!(scheduler.written, bytes.len() as u64);
+        assert_eq!(sender.wakeup(), Some(ms(105)));
+        // Acknowledged: the scheduler hears of the whole frame, once.
+        streams.acked.insert(0);
+        sender.step(ms(6), &mut scheduler, &mut streams);
+        sender.step(ms(7), &mut scheduler, &mut streams);
+        assert_eq!(scheduler.acked, bytes.len() as u64);
+    }
+
+    #[test]
+    fn a_frame_past_its_deadline_is_reset_and_the_next_ones_are_sent() {
+        let mut sender = MediaSender::new(steady());
+        let mut scheduler = RecordingScheduler {
+            expiry: Some(Duration::ZERO),
+            ..RecordingScheduler::default()
+        };
+        let mut streams = MockStreams {
+            room: 500,
+            ..MockStreams::default()
+        };
+        sender.on_connected(ms(0));
+        sender.step(ms(0), &mut scheduler, &mut streams);
+        assert_eq!(streams.written[0].len(), 500, "frame 0 half written");
+        // 200 ms on, frame 0 (due at 150 ms) is past saving; frames 1 and 2 are captured.
+        sender.step(ms(200), &mut scheduler, &mut streams);
+        assert_eq!(streams.reset, [0].into());
+        assert_eq!(streams.opened, 3);
+        let summary = sender.summary();
+        assert_eq!((summary.frames_sent, summary.cancelled_frames), (3, 1));
+        streams.room = u64::MAX;
+        sender.step(ms(210), &mut scheduler, &mut streams);
+        assert_eq!(streams.finished, [1, 2].into());
+        streams.acked.extend([0, 1, 2]);
+        sender.step(ms(220), &mut scheduler, &mut streams);
+        let (one, two) = (streams.written[1].len(), streams.written[2].len());
+        assert_eq!(
+            scheduler.acked,
+            (one + two) as u64,
+            "a cancelled frame is not acknowledged"
+        );
+        assert_eq!(scheduler.written, (500 + one + two) as u64);
+    }
+
+    #[test]
+    fn frames_wait_for_the_peer_stream_limit_in_capture_order() {
+        let mut sender = MediaSender::new(steady());
+        let mut scheduler = RecordingScheduler::default();
+        let mut streams = MockStreams {
+            room: u64::MAX,
+            stream_limit: Some(1),
+            ..MockStreams::default()
+        };
+        sender.on_connected(ms(0));
+        sender.step(ms(250), &mut scheduler, &mut streams);
+        assert_eq!(scheduler.frames, 3);
+        assert_eq!(streams.opened, 1);
+        streams.stream_limit = Some(3);
+        sender.step(ms(260), &mut scheduler, &mut streams);
+        let seqs: Vec<u64> = streams
+            .written
+            .iter()
+            .map(|bytes| FrameHeader::decode(bytes[..20].try_into().unwrap()).seq)
+            .collect();
+        assert_eq!(seqs, [0, 1, 2]);
+    }
 
     fn params() -> MediaParams {
         MediaParams {
