@@ -2,8 +2,8 @@
 //! scheduler: [`appcore`]'s state machines — the simulator's very halves — driven by quinn +
 //! tokio.
 //!
-//! quinn hides quinn-proto's connection behind async streams; [`streams::QuinnStreams`] polls each
-//! stream operation once, so an [`appcore`] sending half steps here exactly as in the
+//! quinn hides quinn-proto's connection behind async streams; `streams::QuinnStreams` polls
+//! each stream operation once, so an [`appcore`] sending half steps here exactly as in the
 //! simulator. One task per connection end drives everything this end sends: at each step
 //! [`Scheduler::observe`] with a [`TransportView`] read from the connection (window, bytes in
 //! flight from the [`probe`], RTTs, MTU), then each sending application's `step` in session
