@@ -1,7 +1,7 @@
 //! The applications the simulator ships; see [`crate::app`] for how to add one.
 //!
 //! Media and bulk are [`appcore`]'s state machines, shared with the real-time endpoints: their
-//! modules here only hand them the connection ([`ConnectionStreams`]) and the stream data the
+//! modules here only hand them the connection (`ConnectionStreams`) and the stream data the
 //! driver reads, and turn what they measured into reports.
 
 pub mod bulk;
