@@ -23,9 +23,7 @@ use emu::relay::{Relay, RelayConfig};
 use emu::server::{Server, ServerOptions, TracePoint};
 use emu::session::{ServerSession, SessionOptions, SessionReport};
 use perfwire::media::{DelayPercentiles, FrameRecord};
-use perfwire::session::{
-    AppParams, BulkParams, MediaParams, Sender, SentSummary, SessionApp, SessionRequest,
-};
+use perfwire::session::{AppParams, Sender, SentSummary, SessionApp, SessionRequest};
 use scenario::apps::AppKind;
 use sim::apps::media::MediaReport;
 use sim::apps::perf::{Exchange, PerfReport};
@@ -113,16 +111,9 @@ fn session_request(scenario: &Scenario, spec: &RunSpec, index: usize) -> Session
                     } else {
                         Sender::Server
                     },
-                    params: AppParams::Media(MediaParams {
-                        bitrate_bps: m.bitrate_bps,
-                        fps: m.fps,
-                        keyframe_interval: m.keyframe_interval,
-                        keyframe_ratio: m.keyframe_ratio,
-                        jitter: m.jitter,
-                        deadline: crate::plan::media_deadline(scenario, index, m),
-                        seed: crate::plan::app_seed(spec.seed, index, i),
-                        adaptive: m.adaptive,
-                    }),
+                    params: AppParams::Media(crate::plan::media_params(
+                        scenario, spec.seed, index, i, m,
+                    )),
                 },
                 AppKind::Bulk(b) => SessionApp {
                     sender: if b.upload {
@@ -130,10 +121,7 @@ fn session_request(scenario: &Scenario, spec: &RunSpec, index: usize) -> Session
                     } else {
                         Sender::Server
                     },
-                    params: AppParams::Bulk(BulkParams {
-                        rate_bps: b.rate_bps,
-                        start: b.start,
-                    }),
+                    params: AppParams::Bulk(crate::plan::bulk_params(b)),
                 },
                 AppKind::Perf(_) => return None,
             })

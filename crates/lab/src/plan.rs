@@ -11,8 +11,9 @@ use sim::apps::media::MediaSpec;
 use sim::apps::perf::PerfSpec;
 use sim::{AppSpec, FlowApp, FlowConfig, Role, SimConfig, TransportSettings};
 
+use perfwire::session::{BulkParams, MediaParams};
 use scenario::FieldError;
-use scenario::apps::{AppConfig, AppKind, MediaConfig};
+use scenario::apps::{AppConfig, AppKind, BulkConfig, MediaConfig};
 use scenario::controllers::ControllerSpec;
 use scenario::{RunSpec, Scenario};
 
@@ -93,32 +94,49 @@ pub fn app_seed(seed: u64, flow: usize, index: usize) -> u64 {
     netsim::derive_seed(seed, 7000 + 64 * flow as u64 + index as u64)
 }
 
+/// Media application `index` of flow `flow` in a run with seed `seed`, as both backends run it
+/// (the simulator's [`MediaSpec`], the real-time session request).
+pub fn media_params(
+    scenario: &Scenario,
+    seed: u64,
+    flow: usize,
+    index: usize,
+    media: &MediaConfig,
+) -> MediaParams {
+    MediaParams {
+        bitrate_bps: media.bitrate_bps,
+        fps: media.fps,
+        keyframe_interval: media.keyframe_interval,
+        keyframe_ratio: media.keyframe_ratio,
+        jitter: media.jitter,
+        deadline: media_deadline(scenario, flow, media),
+        seed: app_seed(seed, flow, index),
+        adaptive: media.adaptive,
+    }
+}
+
+/// A bulk application's table as both backends run it.
+pub fn bulk_params(bulk: &BulkConfig) -> BulkParams {
+    BulkParams {
+        rate_bps: bulk.rate_bps,
+        start: bulk.start,
+    }
+}
+
 /// The simulator's application for a scenario's app table: the one place that knows both.
 /// `seed` is the run's seed; `flow` and `app` index the app (its random stream).
 fn flow_app(scenario: &Scenario, seed: u64, flow: usize, index: usize, app: &AppConfig) -> FlowApp {
     let spec: Arc<dyn AppSpec> = match &app.kind {
-        AppKind::Media(media) => {
-            let sender = if media.upload {
+        AppKind::Media(media) => Arc::new(MediaSpec {
+            params: media_params(scenario, seed, flow, index, media),
+            sender: if media.upload {
                 Role::Client
             } else {
                 Role::Server
-            };
-            let deadline = media_deadline(scenario, flow, media);
-            Arc::new(MediaSpec {
-                bitrate_bps: media.bitrate_bps,
-                fps: media.fps,
-                keyframe_interval: media.keyframe_interval,
-                keyframe_ratio: media.keyframe_ratio,
-                jitter: media.jitter,
-                deadline,
-                sender,
-                seed: app_seed(seed, flow, index),
-                adaptive: media.adaptive,
-            })
-        }
+            },
+        }),
         AppKind::Bulk(bulk) => Arc::new(BulkSpec {
-            rate_bps: bulk.rate_bps,
-            start: bulk.start,
+            params: bulk_params(bulk),
             sender: if bulk.upload {
                 Role::Client
             } else {

@@ -7,8 +7,9 @@
 //! to the first half that [accepts](App::accepts) them, samples what they
 //! [received](App::received_bytes), and collects their [reports](App::report).
 //!
-//! Adding an application means writing its two halves and its spec in `apps/`, nothing here
-//! or in the driver.
+//! Adding an application means writing its halves once, as `appcore` state machines (so that
+//! the real-time endpoints run them too), and its spec and report in `apps/`; nothing here or
+//! in the driver.
 
 use std::fmt;
 use std::time::Duration;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use common::{ms, single_flow};
 use perfwire::Request;
+use perfwire::session::MediaParams;
 use sim::apps::media::{MediaReport, MediaSpec};
 use sim::apps::perf::{PerfReport, PerfSpec};
 use sim::{Control, FlowApp, Role, run};
@@ -16,15 +17,17 @@ fn media() -> FlowApp {
     FlowApp {
         name: "video".into(),
         spec: Arc::new(MediaSpec {
-            bitrate_bps: 2_000_000,
-            fps: 30,
-            keyframe_interval: 60,
-            keyframe_ratio: 5.0,
-            jitter: 0.2,
-            deadline: ms(200),
+            params: MediaParams {
+                bitrate_bps: 2_000_000,
+                fps: 30,
+                keyframe_interval: 60,
+                keyframe_ratio: 5.0,
+                jitter: 0.2,
+                deadline: ms(200),
+                seed: 7,
+                adaptive: false,
+            },
             sender: Role::Server,
-            seed: 7,
-            adaptive: false,
         }),
     }
 }

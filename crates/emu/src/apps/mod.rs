@@ -1,36 +1,38 @@
 //! Media and bulk applications on one real quinn connection, shared through a `sched`
-//! scheduler: the real-time halves of the simulator's `sim::apps::{media, bulk}`.
+//! scheduler: [`appcore`]'s state machines — the simulator's very halves — driven by quinn +
+//! tokio.
 //!
-//! quinn hides quinn-proto's connection behind async streams, so these halves cannot run the
-//! simulator's code; they follow the same steps in the same order instead. One task per
-//! connection end drives everything this end sends, each step exactly as the simulator's
-//! driver does it: [`Scheduler::observe`] with a [`TransportView`] read from the connection
-//! (window, bytes in flight from the [`probe`], RTTs, MTU), then each sending application in
-//! session order — media (rate signal, capture, expiry, acknowledged frames, admission, one
-//! stream per frame, oldest first) and bulk (allowance, send window) — writing only what quinn
-//! takes without waiting. A step runs after every ACK frame (the probe's hook), at every
-//! capture time and scheduler or source wake-up, and at least every [`MAX_STEP_GAP`].
+//! quinn hides quinn-proto's connection behind async streams; `streams::QuinnStreams` polls
+//! each stream operation once, so an [`appcore`] sending half steps here exactly as in the
+//! simulator. One task per connection end drives everything this end sends: at each step
+//! [`Scheduler::observe`] with a [`TransportView`] read from the connection (window, bytes in
+//! flight from the [`probe`], RTTs, MTU), then each sending application's `step` in session
+//! order. Where the backends differ is when a step runs: the simulator steps at every packet,
+//! timer and wake-up; this end after every ACK frame (the probe's hook), at every capture time
+//! and scheduler or source wake-up, and at least every [`MAX_STEP_GAP`].
 //!
-//! Receivers are tasks per stream: a media frame's delay is the arrival of its last byte minus
-//! its capture time, both on this end's clock (the sender's capture times are mapped through
-//! the session's clock offset, see [`crate::session`]); bulk bytes are verified against the
-//! pattern and counted in order. Every [`SAMPLE_INTERVAL`] the end records each
-//! application's in-order bytes, as the simulator's application samples.
+//! Receivers are tasks per stream feeding [`appcore`]'s assemblers: a media frame's delay is
+//! the arrival of its last byte minus its capture time, both on this end's clock (the sender's
+//! capture times are mapped through the session's clock offset, see [`crate::session`]); bulk
+//! bytes are verified against the pattern and counted in order. Every [`SAMPLE_INTERVAL`] the
+//! end records each application's in-order bytes, as the simulator's application samples.
 
 mod bulk;
 mod media;
+mod streams;
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use appcore::SendingHalf;
 use perfwire::media::FrameRecord;
 use perfwire::session::{AppParams, Sender, SentSummary, SessionApp};
 use sched::{Scheduler, SchedulerSpec, TransportView};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
+
+use streams::{OpenStream, QuinnStreams};
 
 /// Longest time between two sender steps when nothing else wakes the sender.
 pub const MAX_STEP_GAP: Duration = Duration::from_millis(5);
@@ -289,43 +291,6 @@ async fn sample_loop(shared: Arc<Shared>, samples: Arc<Mutex<Samples>>, epoch: I
     }
 }
 
-/// What a sending half needs at one step.
-struct Cx<'a> {
-    connection: &'a quinn::Connection,
-    now: Duration,
-    scheduler: &'a mut dyn Scheduler,
-}
-
-/// A sending half.
-enum SendingApp {
-    Media(media::MediaSender),
-    Bulk(bulk::BulkSender),
-}
-
-impl SendingApp {
-    /// Writes what quinn takes now; never waits on the transport.
-    fn step(&mut self, cx: &mut Cx<'_>) {
-        match self {
-            SendingApp::Media(m) => m.step(cx),
-            SendingApp::Bulk(b) => b.step(cx),
-        }
-    }
-
-    fn wakeup(&self) -> Option<Duration> {
-        match self {
-            SendingApp::Media(m) => m.wakeup(),
-            SendingApp::Bulk(b) => b.wakeup(),
-        }
-    }
-
-    fn summary(&self) -> SentSummary {
-        match self {
-            SendingApp::Media(m) => m.summary(),
-            SendingApp::Bulk(b) => b.summary(),
-        }
-    }
-}
-
 /// The transport state the scheduler sees, read from the connection at `now`.
 fn transport_view(
     connection: &quinn::Connection,
@@ -360,33 +325,21 @@ async fn send_loop(
         let wake = wake.clone();
         probe.set_ack_hook(Box::new(move || wake.notify_one()));
     }
-    let mut halves: Vec<(usize, SendingApp)> = apps
+    let mut halves: Vec<(usize, Box<dyn SendingHalf<OpenStream>>)> = apps
         .into_iter()
-        .map(|(index, app)| {
-            let half = match app.params {
-                AppParams::Media(params) => SendingApp::Media(media::MediaSender::new(params)),
-                AppParams::Bulk(params) => SendingApp::Bulk(bulk::BulkSender::new(params)),
-            };
-            (index, half)
-        })
+        .map(|(index, app)| (index, appcore::sending_half(app.params)))
         .collect();
     // The session has started: the simulator's halves start at the handshake, ours here.
     let started = epoch.elapsed();
     for (_, half) in &mut halves {
-        if let SendingApp::Media(m) = half {
-            m.start(started);
-        }
+        half.on_connected(started);
     }
     while !*stop.borrow() && connection.close_reason().is_none() {
         let now = epoch.elapsed();
         scheduler.observe(&transport_view(&connection, probe.as_deref(), now));
-        let mut cx = Cx {
-            connection: &connection,
-            now,
-            scheduler: scheduler.as_mut(),
-        };
+        let mut streams = QuinnStreams(&connection);
         for (_, half) in &mut halves {
-            half.step(&mut cx);
+            half.step(now, scheduler.as_mut(), &mut streams);
         }
         let mut next = now + MAX_STEP_GAP;
         for t in halves
@@ -408,17 +361,4 @@ async fn send_loop(
         .iter()
         .map(|(index, half)| (*index, half.summary()))
         .collect()
-}
-
-/// Polls `future` once: its output if ready now, `None` if it would wait (it is then dropped;
-/// quinn's writes and stream opens are cancel-safe: nothing happened). The sender does not
-/// need quinn's wake-up for a blocked write: room opens when an ACK arrives, which wakes it
-/// through the probe, and it steps every [`MAX_STEP_GAP`] anyway.
-fn now_or_never<F: Future>(future: F) -> Option<F::Output> {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(output) => Some(output),
-        Poll::Pending => None,
-    }
 }
