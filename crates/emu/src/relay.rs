@@ -82,16 +82,10 @@ impl RelayConfig {
     /// The socket buffer the relay asks for.
     pub fn socket_buffer_bytes(&self) -> usize {
         self.socket_buffer_bytes.unwrap_or_else(|| {
-            let fastest = [&self.forward, &self.return_link]
-                .iter()
-                .flat_map(|l| {
-                    l.schedule
-                        .iter()
-                        .filter_map(|s| s.rate_bps)
-                        .chain([l.rate_bps])
-                })
-                .max()
-                .unwrap_or(self.forward.rate_bps);
+            let fastest = self
+                .forward
+                .peak_rate_bps()
+                .max(self.return_link.peak_rate_bps());
             sockbuf::buffer_bytes_for(fastest, self.forward.delay + self.return_link.delay)
         })
     }

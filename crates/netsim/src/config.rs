@@ -243,6 +243,18 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
+    /// Every rate the link has over the run: the initial one, then each scheduled step's, in
+    /// schedule order. Transport windows, socket buffers and figure captions are sized from
+    /// its extremes.
+    pub fn scheduled_rates_bps(&self) -> impl Iterator<Item = u64> + '_ {
+        std::iter::once(self.rate_bps).chain(self.schedule.iter().filter_map(|s| s.rate_bps))
+    }
+
+    /// The highest rate the link is scheduled to have.
+    pub fn peak_rate_bps(&self) -> u64 {
+        self.scheduled_rates_bps().max().unwrap_or(self.rate_bps)
+    }
+
     /// Bits the link can carry between `from` and `to`: the integral of its scheduled rate.
     /// The denominator of utilization and efficiency when the rate changes over time.
     pub fn capacity_bits(&self, from: Duration, to: Duration) -> f64 {

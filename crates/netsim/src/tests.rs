@@ -618,3 +618,31 @@ fn flows_share_one_fifo_bottleneck() {
 fn goodput_ceiling_is_rate_times_payload_share() {
     assert_eq!(goodput_ceiling_bps(10_000_000, 1425, 1500), 9_500_000.0);
 }
+
+#[test]
+fn scheduled_rates_are_the_initial_rate_then_each_step_with_a_rate() {
+    let config = LinkConfig {
+        schedule: vec![
+            ScheduleStep {
+                at: Duration::from_secs(5),
+                rate_bps: Some(2_000_000),
+                ..Default::default()
+            },
+            ScheduleStep {
+                at: Duration::from_secs(6),
+                delay: Some(MS(30)),
+                ..Default::default()
+            },
+            ScheduleStep {
+                at: Duration::from_secs(7),
+                rate_bps: Some(80_000_000),
+                ..Default::default()
+            },
+        ],
+        ..LinkConfig::new(50_000_000, Duration::ZERO)
+    };
+    let rates: Vec<u64> = config.scheduled_rates_bps().collect();
+    assert_eq!(rates, [50_000_000, 2_000_000, 80_000_000]);
+    assert_eq!(config.peak_rate_bps(), 80_000_000);
+    assert_eq!(LinkConfig::new(7, MS(1)).peak_rate_bps(), 7);
+}

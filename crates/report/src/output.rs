@@ -300,9 +300,9 @@ pub fn rate_label(bps: f64) -> String {
 pub fn path_note(scenario: &Scenario) -> String {
     let (forward, back) = (&scenario.forward, &scenario.return_link);
     let rates = |link: &netsim::LinkConfig| {
-        let all =
-            std::iter::once(link.rate_bps).chain(link.schedule.iter().filter_map(|s| s.rate_bps));
-        let (lo, hi) = all.fold((u64::MAX, 0), |(lo, hi), r| (lo.min(r), hi.max(r)));
+        let (lo, hi) = link
+            .scheduled_rates_bps()
+            .fold((u64::MAX, 0), |(lo, hi), r| (lo.min(r), hi.max(r)));
         if lo == hi {
             rate_label(hi as f64)
         } else {

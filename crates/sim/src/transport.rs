@@ -11,14 +11,6 @@ use quinn_satellite::{SatellitePath, TransportSettings};
 /// thinning from the rates the path starts with, at the flow's base RTT (its access delay
 /// included).
 pub fn satellite_preset(path: &PathConfig, flow: usize) -> TransportSettings {
-    let peak_rate = |link: &netsim::LinkConfig| -> u64 {
-        link.schedule
-            .iter()
-            .filter_map(|s| s.rate_bps)
-            .chain([link.rate_bps])
-            .max()
-            .unwrap_or(link.rate_bps)
-    };
     let buffer = |link: &netsim::LinkConfig| -> u64 {
         match link.queue {
             QueueLimit::Packets(p) => p.saturating_mul(u64::from(path.mtu_bytes)),
@@ -28,8 +20,8 @@ pub fn satellite_preset(path: &PathConfig, flow: usize) -> TransportSettings {
         }
     };
     let description = SatellitePath {
-        forward_peak_rate_bps: Some(peak_rate(&path.forward)),
-        return_peak_rate_bps: Some(peak_rate(&path.return_link)),
+        forward_peak_rate_bps: Some(path.forward.peak_rate_bps()),
+        return_peak_rate_bps: Some(path.return_link.peak_rate_bps()),
         forward_buffer_bytes: Some(buffer(&path.forward)),
         return_buffer_bytes: Some(buffer(&path.return_link)),
         mtu_bytes: path.mtu_bytes,
