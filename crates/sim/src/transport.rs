@@ -27,18 +27,14 @@ pub fn satellite_preset(path: &PathConfig, flow: usize) -> TransportSettings {
                 .expect("every limit but packets has a size in bytes"),
         }
     };
-    let description = SatellitePath {
-        forward_peak_rate_bps: Some(peak_rate(&path.forward)),
-        return_peak_rate_bps: Some(peak_rate(&path.return_link)),
-        forward_buffer_bytes: Some(buffer(&path.forward)),
-        return_buffer_bytes: Some(buffer(&path.return_link)),
-        mtu_bytes: path.mtu_bytes,
-        ..SatellitePath::new(
-            path.forward.rate_bps,
-            path.return_link.rate_bps,
-            path.flow_base_rtt(flow),
-        )
-    };
+    let description = SatellitePath::new(
+        path.forward.rate_bps,
+        path.return_link.rate_bps,
+        path.flow_base_rtt(flow),
+    )
+    .with_peak_rates(peak_rate(&path.forward), peak_rate(&path.return_link))
+    .with_buffers(buffer(&path.forward), buffer(&path.return_link))
+    .with_mtu(path.mtu_bytes);
     TransportSettings::for_path(&description)
 }
 
