@@ -54,5 +54,10 @@ pub use crate::core::{
 };
 pub use crate::quinn::{HyblaConfig, LossReport, loss_report_of};
 
+/// The README's example, compiled and run with the doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests;

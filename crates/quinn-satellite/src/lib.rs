@@ -136,6 +136,11 @@ impl SatellitePath {
     }
 }
 
+/// The README's example, compiled and run with the doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
