@@ -31,7 +31,7 @@ use sim::apps::media::MediaReport;
 use sim::apps::perf::{Exchange, PerfReport};
 use sim::{AppOutcome, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats};
 
-use quinn_proto::{Side, TransportConfig};
+use quinn_proto::Side;
 
 use crate::controllers;
 use scenario::RunSpec;
@@ -58,14 +58,6 @@ pub enum EmuError {
     /// The qlog directory cannot be written.
     #[error(transparent)]
     Qlog(#[from] emu::qlog::QlogError),
-}
-
-/// A flow's transport without an idle timeout, as the simulator's (`sim::driver`): a flow's
-/// applications may idle on purpose and the run's duration ends its connection.
-/// `quinn_satellite` keeps quinn's 30 s for its users.
-fn idle_forever(mut transport: TransportConfig) -> TransportConfig {
-    transport.max_idle_timeout(None);
-    transport
 }
 
 /// Whether flow `flow` runs media and bulk applications (an `emu::session`) rather than perf.
@@ -315,7 +307,7 @@ pub fn run_with_qlog(
                 listen: "127.0.0.1:0".parse().expect("valid"),
                 identity: endpoint::parse_identity(&cert, &key)?,
                 transport: endpoint::TransportRecipe::new(move || {
-                    idle_forever(settings.to_quinn(Side::Server, endpoint::probed(factory.clone())))
+                    sim::run_transport(&settings, Side::Server, endpoint::probed(factory.clone()))
                 }),
                 qlog: flow_qlog(index),
                 log_dir: None,
@@ -361,7 +353,7 @@ pub fn run_with_qlog(
             let settings = crate::plan::transport_settings(scenario, index);
             let factory = controllers[index].factory.clone();
             let transport = endpoint::TransportRecipe::new(move || {
-                idle_forever(settings.to_quinn(Side::Client, endpoint::probed(factory.clone())))
+                sim::run_transport(&settings, Side::Client, endpoint::probed(factory.clone()))
             });
             let start = flow.start;
             if is_session(flow) {

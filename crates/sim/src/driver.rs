@@ -276,24 +276,22 @@ impl<'a> Simulation<'a> {
                 flow.scheduler.build(),
             );
 
-            let mut server_transport = flow.transport.to_quinn(
+            let mut server_transport = crate::run_transport(
+                &flow.transport,
                 quinn_proto::Side::Server,
                 Arc::new(ProbedFactory::new(
                     flow.controller.clone(),
                     server.probe.clone(),
                 )),
             );
-            let mut client_transport = flow.transport.to_quinn(
+            let mut client_transport = crate::run_transport(
+                &flow.transport,
                 quinn_proto::Side::Client,
                 Arc::new(ProbedFactory::new(
                     flow.controller.clone(),
                     client.probe.clone(),
                 )),
             );
-            // No idle timeout in a run: its applications may idle on purpose, and the run's
-            // duration, not quinn, ends a connection.
-            server_transport.max_idle_timeout(None);
-            client_transport.max_idle_timeout(None);
             if flow.qlog {
                 attach_qlog(config, flow, "server", base, &mut server_transport)?;
                 attach_qlog(config, flow, "client", base, &mut client_transport)?;

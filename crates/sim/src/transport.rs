@@ -3,8 +3,26 @@
 //! The settings themselves, their reasons and the quinn-proto ACK-frequency stall workaround
 //! live in `quinn_satellite::settings`, the one place for them, which applications use too.
 
+use std::sync::Arc;
+
 use netsim::{PathConfig, QueueLimit};
+use quinn_proto::congestion::ControllerFactory;
+use quinn_proto::{Side, TransportConfig};
 use quinn_satellite::{SatellitePath, TransportSettings};
+
+/// A run's quinn transport for one end: `settings` for `side` with `controller`, and no idle
+/// timeout — a run's applications may idle on purpose, and the run's duration, not quinn,
+/// ends a connection (`quinn_satellite` keeps quinn's 30 s for its users). Both backends
+/// build their transports here (`sim::driver`, `lab::emu_backend`).
+pub fn run_transport(
+    settings: &TransportSettings,
+    side: Side,
+    controller: Arc<dyn ControllerFactory + Send + Sync>,
+) -> TransportConfig {
+    let mut transport = settings.to_quinn(side, controller);
+    transport.max_idle_timeout(None);
+    transport
+}
 
 /// The satellite preset for flow `flow` of `path` (`quinn_satellite::TransportSettings::for_path`):
 /// windows for the highest scheduled rate of each direction and its bottleneck buffer, ACK
@@ -66,6 +84,18 @@ mod tests {
                 netsim::bdp_bytes(rate_bps, rtt),
                 "{rate_bps} bit/s over {rtt:?}"
             );
+        }
+    }
+
+    /// A run's connections never time out (as before quinn_satellite kept quinn's 30 s).
+    #[test]
+    fn run_transports_have_no_idle_timeout() {
+        let path = SatellitePath::new(10_000_000, 1_000_000, Duration::from_millis(600));
+        let settings = TransportSettings::for_path(&path);
+        for side in [Side::Server, Side::Client] {
+            let controller = Arc::new(hybla::HyblaConfig::default());
+            let transport = format!("{:?}", run_transport(&settings, side, controller));
+            assert!(transport.contains("max_idle_timeout: None"), "{transport}");
         }
     }
 
