@@ -445,7 +445,7 @@ impl Hybla {
     }
 
     /// Queueing delay: the smallest RTT sample of the last quarter base RTT (at least
-    /// [`crate::queue::MIN_FILTER_WINDOW`]) − base RTT.
+    /// 10 ms) − base RTT.
     pub fn queue_delay(&self) -> Duration {
         self.queue.delay()
     }
