@@ -14,12 +14,10 @@ fn bench(c: &mut Criterion) {
         ("ca_pipe_aware", Growth::PipeAware, 1_000_000),
         ("slow_start_seed", Growth::Seed, u64::MAX / 4),
     ] {
-        let params = HyblaParams {
-            growth,
-            initial_ssthresh: InitialSsthresh::Bytes(ssthresh),
-            initial_window_bytes: 600_000,
-            ..HyblaParams::default()
-        };
+        let mut params = HyblaParams::default();
+        params.growth = growth;
+        params.initial_ssthresh = InitialSsthresh::Bytes(ssthresh);
+        params.initial_window_bytes = 600_000;
         let mut h = Hybla::new(params, 1472);
         let mut now = Duration::from_secs(1);
         let rtt = Duration::from_millis(500);
@@ -42,13 +40,11 @@ fn bench(c: &mut Criterion) {
         ("frame_seed", Growth::Seed),
         ("frame_pipe_aware", Growth::PipeAware),
     ] {
-        let params = HyblaParams {
-            growth,
-            initial_ssthresh: InitialSsthresh::Bytes(1_000_000),
-            initial_window_bytes: 600_000,
-            declared_bdp_bytes: Some(625_000),
-            ..HyblaParams::default()
-        };
+        let mut params = HyblaParams::default();
+        params.growth = growth;
+        params.initial_ssthresh = InitialSsthresh::Bytes(1_000_000);
+        params.initial_window_bytes = 600_000;
+        params.declared_bdp_bytes = Some(625_000);
         let mut h = Hybla::new(params, 1472);
         let mut now = Duration::from_secs(1);
         let mut noise: u64 = 1;

@@ -99,8 +99,10 @@ pub struct LossTally {
     pub random_bytes: u64,
 }
 
-/// One loss-detection batch as the controller took it.
+/// One loss-detection batch as the controller took it. Built by the controller only; it may
+/// gain fields (what the classifier saw), hence `#[non_exhaustive]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LossRecord {
     /// Send time of the newest packet in the batch (quinn reports no other), since the
     /// controller's epoch.
@@ -111,8 +113,9 @@ pub struct LossRecord {
     pub verdict: LossVerdict,
 }
 
-/// How the initial slow-start threshold is chosen.
+/// How the initial slow-start threshold is chosen. More ways may come (`#[non_exhaustive]`).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum InitialSsthresh {
     /// Estimate the path's bandwidth-delay product from the first flight (\[Caini2004\] §3.3.1);
     /// slow-start growth waits for the estimate (at most one round, then plain slow start).
@@ -125,8 +128,10 @@ pub enum InitialSsthresh {
     Infinite,
 }
 
-/// How a flow that shares its bottleneck grows its window each RTT.
+/// How a flow that shares its bottleneck grows its window each RTT. More rules may come
+/// (`#[non_exhaustive]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CompetingGrowth {
     /// As fast as the other flows grow: their window growth, measured from how fast the shared
     /// queue fills beyond what this flow adds to it, and at least one segment per RTT. Two
@@ -143,8 +148,9 @@ pub enum CompetingGrowth {
     QueueRho,
 }
 
-/// Which growth rules apply.
+/// Which growth rules apply. More may come (`#[non_exhaustive]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Growth {
     /// \[Caini2004\] eq. 9 exactly: +(2^ρ − 1) per MSS in slow start, +ρ²/W per MSS in
     /// congestion avoidance.
@@ -172,8 +178,11 @@ pub enum Growth {
     PipeAware,
 }
 
-/// Settings of one Hybla instance.
+/// Settings of one Hybla instance. Start from [`HyblaParams::default`] (or
+/// [`HyblaConfig::params`](crate::HyblaConfig::params)) and change fields: new settings come
+/// with defaults that keep today's behaviour, so the struct is `#[non_exhaustive]`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct HyblaParams {
     /// Reference RTT whose growth rate Hybla reproduces (\[Caini2004\] §7.1: 25 ms).
     pub rtt0: Duration,
@@ -436,7 +445,7 @@ impl Hybla {
     }
 
     /// Queueing delay: the smallest RTT sample of the last quarter base RTT (at least
-    /// [`crate::queue::MIN_FILTER_WINDOW`]) − base RTT.
+    /// 10 ms) − base RTT.
     pub fn queue_delay(&self) -> Duration {
         self.queue.delay()
     }
@@ -472,8 +481,9 @@ impl Hybla {
         self.mss_bytes = mss_bytes.max(1);
     }
 
-    /// Sets ρ directly (tests, and callers that know the path).
-    pub fn set_rho_for_test(&mut self, rho: f64) {
+    /// Sets ρ directly, as if the first RTT sample had arrived (the tests' shortcut).
+    #[cfg(test)]
+    pub(crate) fn set_rho_for_test(&mut self, rho: f64) {
         self.rho = rho.max(1.0);
         self.rho_known = true;
     }

@@ -12,14 +12,16 @@
 //! re-estimates ρ when the path changes, and by default guards its growth against
 //! self-inflicted queue overflow ([`Growth::PipeAware`]; [`Growth::Seed`] gives the plain rules).
 //!
-//! Enabling it in quinn is one line:
+//! Enabling it in quinn is one line (`quinn::TransportConfig` is quinn-proto's
+//! `TransportConfig`, re-exported; this crate depends on quinn-proto only, without a TLS
+//! provider, so it adds none to your build):
 //!
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use hybla::HyblaConfig;
 //!
-//! let mut transport = quinn::TransportConfig::default();
+//! let mut transport = quinn_proto::TransportConfig::default();
 //! transport.congestion_controller_factory(Arc::new(HyblaConfig::default()));
 //!
 //! // Or with a different reference RTT and \[Caini2004\]'s plain growth rules:
@@ -29,10 +31,16 @@
 //! ```
 //!
 //! `initial_window` interacts with quinn's own setting like this: quinn asks the controller for
-//! its window from the first packet on; Hybla starts at quinn's usual initial window
-//! (min(10 × MTU, max(14 720, 2 × MTU)) bytes, or [`HyblaConfig::initial_window`]) and
-//! multiplies it by ρ when the first RTT sample arrives, one RTT later — the first flight is
-//! never larger than a standard controller's.
+//! its window from the first packet on (and sizes its pacer from the controller's initial
+//! window); Hybla starts at quinn's usual initial window (min(10 × MTU, max(14 720, 2 × MTU))
+//! bytes for the connection's initial MTU, or [`HyblaConfig::initial_window`]) and multiplies
+//! it by ρ when the first RTT sample arrives, one RTT later — the first flight is never larger
+//! than a standard controller's.
+//!
+//! The public API is the settings and the factory ([`HyblaConfig`], [`HyblaParams`] and the
+//! choices in them), the core ([`Hybla`]) for callers that drive it without quinn, and what a
+//! controller reports of its losses ([`loss_report_of`]). The tuning constants and filters
+//! behind the loss classifier are internal; their values are documented in the source.
 
 mod core;
 mod min_filter;
@@ -41,17 +49,15 @@ mod quinn;
 mod rate;
 
 pub use crate::core::{
-    COMPETITION_HOLD, COMPETITION_HOLD_RTTS, COMPETITION_RATE_SHARE, CompetingGrowth, Growth,
-    Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally, LossVerdict, MAX_WINDOW_BYTES,
-    Phase, RANDOM_LOSS_MAX_RATE, STARTUP_GAIN_PER_ROUND,
-};
-pub use crate::min_filter::WindowedMin;
-pub use crate::queue::{
-    ALONE_QUEUE_SHARE, BUDGET_PACKETS, HIGHEST_QUEUE_WINDOW, JITTER_BUDGET_FACTOR,
-    MIN_FILTER_WINDOW, MIN_QUEUE_BUDGET, SHARED_QUEUE_SHARE,
+    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally,
+    LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE,
 };
 pub use crate::quinn::{HyblaConfig, LossReport, loss_report_of};
-pub use crate::rate::DeliveryRate;
+
+/// The README's example, compiled and run with the doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 #[cfg(test)]
 mod tests;

@@ -14,6 +14,29 @@ use crate::core::{
 
 /// Hybla's settings and the factory quinn calls per connection. Defaults: RTT0 = 25 ms, initial
 /// ssthresh estimated from the first flight, satquic's pipe-aware growth.
+///
+/// Like quinn's own `NewRenoConfig`, it is both: set it up with the `&mut self` setters, then
+/// hand it to quinn's `TransportConfig::congestion_controller_factory`, which builds one
+/// controller per connection (and per path reset) from it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use hybla::{HyblaConfig, InitialSsthresh};
+///
+/// // A GEO path of 20 Mbit/s at 600 ms: declaring its BDP (1.5 MB) lets start-up go
+/// // straight to it instead of measuring it first.
+/// let mut hybla = HyblaConfig::default();
+/// hybla
+///     .declared_bdp(1_500_000)
+///     .initial_ssthresh(InitialSsthresh::Estimate)
+///     .rtt0(Duration::from_millis(25));
+///
+/// // `quinn::TransportConfig` is this type, re-exported.
+/// let mut transport = quinn_proto::TransportConfig::default();
+/// transport.congestion_controller_factory(Arc::new(hybla));
+/// // ... then `quinn::ServerConfig::transport_config` / `quinn::ClientConfig::transport_config`.
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct HyblaConfig {
     params: HyblaParams,
@@ -94,10 +117,13 @@ impl ControllerFactory for HyblaConfig {
         if !self.initial_window_explicit {
             params.initial_window_bytes = (10 * mtu).min((2 * mtu).max(14_720));
         }
+        let core = Hybla::new(params, mtu);
         Box::new(HyblaController {
             epoch: now,
-            core: Hybla::new(params, mtu),
-            config: self,
+            // What the core starts from (the MTU-derived default, and never below two
+            // packets): quinn sizes its pacer from it, so it must be the window quinn sees.
+            initial_window_bytes: core.window(),
+            core,
         })
     }
 }
@@ -135,7 +161,8 @@ pub fn loss_report_of(controller: Box<dyn Controller>) -> Option<LossReport> {
 struct HyblaController {
     epoch: Instant,
     core: Hybla,
-    config: Arc<HyblaConfig>,
+    /// The window the controller was built with, bytes ([`Controller::initial_window`]).
+    initial_window_bytes: u64,
 }
 
 impl HyblaController {
@@ -200,10 +227,35 @@ impl Controller for HyblaController {
     }
 
     fn initial_window(&self) -> u64 {
-        self.config.params.initial_window_bytes
+        self.initial_window_bytes
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review finding (issue 22): `initial_window` returned the configured 14 720 bytes while
+    /// `build` started the window from the connection's MTU, so quinn's pacer, sized from
+    /// `initial_window`, disagreed with the window it paced.
+    #[test]
+    fn initial_window_is_the_window_build_starts_from() {
+        let now = Instant::now();
+        for mtu in [1200u16, 1472, 8972] {
+            let controller = Arc::new(HyblaConfig::default()).build(now, mtu);
+            let expected = (10 * u64::from(mtu)).min((2 * u64::from(mtu)).max(14_720));
+            assert_eq!(controller.window(), expected, "MTU {mtu}");
+            assert_eq!(controller.initial_window(), expected, "MTU {mtu}");
+        }
+        // An explicit initial window is kept, raised to two packets as the core raises it.
+        let mut config = HyblaConfig::default();
+        config.initial_window(1000);
+        let controller = Arc::new(config).build(now, 1200);
+        assert_eq!(controller.window(), 2400);
+        assert_eq!(controller.initial_window(), controller.window());
     }
 }

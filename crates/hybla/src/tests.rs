@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::core::STARTUP_GAIN_PER_ROUND;
 use crate::*;
 
 const MSS: u64 = 1000;

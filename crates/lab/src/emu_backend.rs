@@ -29,6 +29,8 @@ use sim::apps::media::MediaReport;
 use sim::apps::perf::{Exchange, PerfReport};
 use sim::{AppOutcome, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats};
 
+use quinn_proto::Side;
+
 use crate::controllers;
 use scenario::RunSpec;
 use scenario::{Download, Scenario};
@@ -293,7 +295,7 @@ pub fn run_with_qlog(
                 listen: "127.0.0.1:0".parse().expect("valid"),
                 identity: endpoint::parse_identity(&cert, &key)?,
                 transport: endpoint::TransportRecipe::new(move || {
-                    settings.to_quinn(true, endpoint::probed(factory.clone()))
+                    sim::run_transport(&settings, Side::Server, endpoint::probed(factory.clone()))
                 }),
                 qlog: flow_qlog(index),
                 log_dir: None,
@@ -339,7 +341,7 @@ pub fn run_with_qlog(
             let settings = crate::plan::transport_settings(scenario, index);
             let factory = controllers[index].factory.clone();
             let transport = endpoint::TransportRecipe::new(move || {
-                settings.to_quinn(false, endpoint::probed(factory.clone()))
+                sim::run_transport(&settings, Side::Client, endpoint::probed(factory.clone()))
             });
             let start = flow.start;
             if is_session(flow) {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use lab::runner::{self, Silent};
-use report::output::CompletedRun;
+use report::CompletedRun;
 use report::summary::RunSummary;
 use scenario::{RunSpec, Scenario};
 

@@ -5,7 +5,7 @@
 //! link (RTT 500–650 ms) Cubic and NewReno grow their window per round trip and take tens of
 //! seconds to fill the link; quinn's 1.25 MB stream receive window caps any transfer at
 //! ≈ 16 Mbit/s at 600 ms; and one ACK per two packets can fill a thin return link on its own
-//! (a 3 Mbit/s return link carries the ACKs of at most ≈ 145 Mbit/s of data). Fixing only the
+//! (a 3 Mbit/s return link carries the ACKs of at most ≈ 112 Mbit/s of data). Fixing only the
 //! congestion controller leaves the other two limits in place.
 //!
 //! This crate turns a path description — forward and return rate, RTT, and optionally random
@@ -42,8 +42,11 @@
 //! chose, to log or adjust before [`TransportSettings::to_quinn`].
 //!
 //! [`TransportConfig`] is quinn-proto's type, which quinn re-exports as
-//! `quinn::TransportConfig`; this crate depends on quinn-proto only, so it works with any
-//! runtime quinn supports. The satquic lab (the repository this crate lives in) measures what
+//! `quinn::TransportConfig`; this crate depends on quinn-proto only (without a TLS provider:
+//! quinn's features choose that), so it works with any runtime and crypto quinn supports.
+//! Everything the preset does not choose keeps quinn's default, the idle timeout among them.
+//!
+//! Features: `serde` makes [`TransportSettings`] `Serialize`. The satquic lab (the repository this crate lives in) measures what
 //! these settings are worth: in virtual time over modelled satellite paths, and in real time
 //! through its link emulator.
 
@@ -51,7 +54,6 @@ mod path;
 pub mod settings;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use quinn_proto::TransportConfig;
 use quinn_proto::congestion::ControllerFactory;
@@ -62,22 +64,10 @@ pub use path::{
     DEFAULT_MTU_BYTES, IP_UDP_HEADER_BYTES, MAX_MTU_BYTES, MIN_MTU_BYTES, PathError, SatellitePath,
     bdp_bytes,
 };
+/// Which end of the connection a configuration is for: quinn's own `Side`. The server sends
+/// on the forward link, the client on the return link.
+pub use quinn_proto::Side;
 pub use settings::{TransportSettings, ack_threshold};
-
-/// How long a connection may stay silent before quinn closes it, in the configurations this
-/// crate builds: quinn's own default. (The lab's [`TransportSettings::to_quinn`] has none,
-/// because a simulated connection may idle on purpose.)
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Which end of the connection a configuration is for. The server sends on the forward link,
-/// the client on the return link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The end that accepts connections.
-    Server,
-    /// The end that opens them.
-    Client,
-}
 
 impl SatellitePath {
     /// The transport settings the preset chooses for this path.
@@ -105,6 +95,22 @@ impl SatellitePath {
     }
 
     /// The complete quinn transport for `side`: the preset's settings with Hybla.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use quinn_satellite::{SatellitePath, Side};
+    ///
+    /// // A LEO service: 100 Mbit/s down, 10 Mbit/s up, 40 ms, its capacity peaking at
+    /// // 200 Mbit/s (windows are sized for the peak), 0.1 % random loss.
+    /// let path = SatellitePath::new(100_000_000, 10_000_000, Duration::from_millis(40))
+    ///     .with_peak_rates(200_000_000, 10_000_000)
+    ///     .with_loss_rate(1e-3);
+    /// let transport = path.transport(Side::Client)?;
+    /// // With quinn: `client_config.transport_config(Arc::new(transport));`
+    /// # let _ = Arc::new(transport);
+    /// # Ok::<(), quinn_satellite::PathError>(())
+    /// ```
     pub fn transport(&self, side: Side) -> Result<TransportConfig, PathError> {
         self.transport_with_controller(side, Arc::new(self.hybla(side)))
     }
@@ -116,13 +122,7 @@ impl SatellitePath {
         side: Side,
         controller: Arc<dyn ControllerFactory + Send + Sync>,
     ) -> Result<TransportConfig, PathError> {
-        let mut config = self.settings()?.to_quinn(side == Side::Server, controller);
-        config.max_idle_timeout(Some(
-            IDLE_TIMEOUT
-                .try_into()
-                .expect("30 s is a valid idle timeout"),
-        ));
-        Ok(config)
+        Ok(self.settings()?.to_quinn(side, controller))
     }
 
     /// Shorthand for [`SatellitePath::transport`]`(Side::Server)`.
@@ -136,8 +136,15 @@ impl SatellitePath {
     }
 }
 
+/// The README's example, compiled and run with the doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

@@ -28,9 +28,26 @@ pub fn bdp_bytes(rate_bps: u64, rtt: Duration) -> u64 {
 ///
 /// Only the three numbers of [`SatellitePath::new`] are needed; the rest default to what a
 /// plain GEO or LEO service looks like (no random loss, one BDP of buffer in each direction,
-/// 1500-byte MTU, a constant rate). Fields are public so a caller can fill in what it knows;
-/// every method that builds a quinn configuration checks them first ([`SatellitePath::check`]).
+/// 1500-byte MTU, a constant rate) and the `with_*` methods change them. Fields are public so
+/// a caller can read and fill in what it knows; every method that builds a quinn
+/// configuration checks them first ([`SatellitePath::check`]). A description may gain fields
+/// (each with a default that keeps today's settings), so the struct is `#[non_exhaustive]`:
+/// start from [`SatellitePath::new`].
+///
+/// ```
+/// use std::time::Duration;
+/// use quinn_satellite::SatellitePath;
+///
+/// // GEO, 20 Mbit/s each way at 600 ms, a 500 kB buffer in front of the forward link.
+/// let path = SatellitePath::new(20_000_000, 20_000_000, Duration::from_millis(600))
+///     .with_buffers(500_000, 1_500_000)
+///     .with_mtu(1400);
+/// assert_eq!(path.check(), Ok(()));
+/// assert_eq!(path.settings()?.initial_mtu_bytes, 1372); // MTU − IPv4/UDP headers
+/// # Ok::<(), quinn_satellite::PathError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SatellitePath {
     /// Server → client bottleneck rate, bits per second.
     pub forward_rate_bps: u64,
@@ -56,8 +73,10 @@ pub struct SatellitePath {
     pub mtu_bytes: u32,
 }
 
-/// A path description that cannot be used, naming the field and the problem.
+/// A path description that cannot be used, naming the field and the problem. New checks may
+/// add variants (`#[non_exhaustive]`).
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum PathError {
     /// A rate of zero (or a peak below the base rate).
     #[error("{field}: {problem}")]
@@ -99,6 +118,29 @@ impl SatellitePath {
     /// 0.01 %).
     pub fn with_loss_rate(mut self, rate: f64) -> Self {
         self.loss_rate = rate;
+        self
+    }
+
+    /// The same path with the highest rates it reaches, bits per second (e.g. the best
+    /// capacity step of a LEO pass): windows are sized for them, the rest of the preset for
+    /// the base rates.
+    pub fn with_peak_rates(mut self, forward_bps: u64, return_bps: u64) -> Self {
+        self.forward_peak_rate_bps = Some(forward_bps);
+        self.return_peak_rate_bps = Some(return_bps);
+        self
+    }
+
+    /// The same path with these bottleneck buffers, bytes (forward, return), instead of one
+    /// BDP each.
+    pub fn with_buffers(mut self, forward_bytes: u64, return_bytes: u64) -> Self {
+        self.forward_buffer_bytes = Some(forward_bytes);
+        self.return_buffer_bytes = Some(return_bytes);
+        self
+    }
+
+    /// The same path with this MTU (IP packet), bytes.
+    pub fn with_mtu(mut self, mtu_bytes: u32) -> Self {
+        self.mtu_bytes = mtu_bytes;
         self
     }
 

@@ -6,9 +6,15 @@
 //! 250 Mbit/s download. [`TransportSettings::for_path`] sizes the windows from the path.
 //!
 //! ACK thinning is on by default wherever one ACK per two packets would take more than
-//! [`ACK_BUDGET_SHARE`] of the reverse link ([`ack_threshold`]). ACK-only packets are about 62
-//! bytes on the wire: at one ACK per two packets a 3 Mbit/s return link carries ≈ 6 000 ACKs/s,
-//! i.e. at most ≈ 145 Mbit/s of 1500-byte data, whatever the congestion controller does.
+//! [`ACK_BUDGET_SHARE`] of the reverse link ([`ack_threshold`]). The preset budgets
+//! [`ACK_PACKET_WIRE_BYTES`] (80 bytes) per ACK-only packet on the wire: at one ACK per two
+//! packets a 3 Mbit/s return link carries ≈ 4 700 ACKs/s, i.e. at most ≈ 112 Mbit/s of
+//! 1500-byte data, whatever the congestion controller does.
+//!
+//! [`TransportSettings::to_quinn`] keeps quinn's idle timeout (30 s; quinn stretches it to
+//! three PTOs where those are longer, so a slow path's connection is not closed between two
+//! probes): a connection whose peer vanished is closed, as quinn's users expect. A caller that
+//! wants connections idle for longer, or for ever, sets `max_idle_timeout` on the result.
 //!
 //! # The quinn-proto 0.11.19 ACK-frequency stall and its workaround
 //!
@@ -39,8 +45,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quinn_proto::congestion::ControllerFactory;
-use quinn_proto::{AckFrequencyConfig, TransportConfig, VarInt};
-use serde::Serialize;
+use quinn_proto::{AckFrequencyConfig, Side, TransportConfig, VarInt};
 
 use crate::path::{IP_UDP_HEADER_BYTES, SatellitePath, bdp_bytes};
 
@@ -78,7 +83,29 @@ const WINDOW_FLOOR_BYTES: u64 = 1_250_000;
 
 /// Transport parameters of one connection, fully resolved: what the preset chose, as plain
 /// numbers a caller can inspect, log or override before [`TransportSettings::to_quinn`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Built by [`TransportSettings::for_path`] (or [`SatellitePath::settings`]); the preset may
+/// come to set more of quinn's parameters, so the struct is `#[non_exhaustive]`: change
+/// fields of a built value instead of writing a struct literal. With the `serde` feature it
+/// is `Serialize`, to record what a connection ran with.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use quinn_satellite::{HyblaConfig, SatellitePath, Side};
+///
+/// let path = SatellitePath::new(250_000_000, 3_000_000, Duration::from_millis(650));
+/// let mut settings = path.settings()?;
+/// // A 250 Mbit/s download whose ACKs must fit in 5 % of a 3 Mbit/s return link.
+/// assert_eq!(settings.server_ack_eliciting_threshold, Some(64));
+/// settings.initial_rtt = Duration::from_millis(650); // the caller knows the RTT
+/// let server = settings.to_quinn(Side::Server, Arc::new(path.hybla(Side::Server)));
+/// # let _ = server;
+/// # Ok::<(), quinn_satellite::PathError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct TransportSettings {
     /// RTT assumed before the first sample (handshake timers).
     pub initial_rtt: Duration,
@@ -150,10 +177,11 @@ impl TransportSettings {
     /// quinn's TransportConfig for one side of the connection, with `controller` as its
     /// congestion controller. The side that requests ACK thinning starts from
     /// [`ACK_STALL_WORKAROUND_INITIAL_RTT`] unless its initial RTT was set away from quinn's
-    /// default explicitly (module docs: the quinn-proto stall).
+    /// default explicitly (module docs: the quinn-proto stall). Everything the preset does
+    /// not choose, the idle timeout among them, keeps quinn's default.
     pub fn to_quinn(
         &self,
-        is_server: bool,
+        side: Side,
         controller: Arc<dyn ControllerFactory + Send + Sync>,
     ) -> TransportConfig {
         let mut config = TransportConfig::default();
@@ -165,12 +193,10 @@ impl TransportSettings {
             .initial_mtu(self.initial_mtu_bytes)
             .min_mtu(self.initial_mtu_bytes.min(1200))
             .mtu_discovery_config(None)
-            .max_idle_timeout(None)
             .congestion_controller_factory(controller);
-        let threshold = if is_server {
-            self.server_ack_eliciting_threshold
-        } else {
-            self.client_ack_eliciting_threshold
+        let threshold = match side {
+            Side::Server => self.server_ack_eliciting_threshold,
+            Side::Client => self.client_ack_eliciting_threshold,
         };
         if let Some(threshold) = threshold {
             if self.initial_rtt == QUINN_DEFAULT_INITIAL_RTT {
@@ -266,10 +292,28 @@ mod tests {
         let factory = Arc::new(hybla::HyblaConfig::default());
         // Only observable through Debug in quinn-proto 0.11: the server (which asks for
         // thinning) starts at 25 ms, the client at quinn's 333 ms.
-        let server = format!("{:?}", s.to_quinn(true, factory.clone()));
-        let client = format!("{:?}", s.to_quinn(false, factory));
+        let server = format!("{:?}", s.to_quinn(Side::Server, factory.clone()));
+        let client = format!("{:?}", s.to_quinn(Side::Client, factory));
         assert!(server.contains("initial_rtt: 25ms"), "{server}");
         assert!(client.contains("initial_rtt: 333ms"), "{client}");
         assert!(server.contains("ack_eliciting_threshold: 64"), "{server}");
+    }
+
+    /// Review finding (issue 22): `to_quinn` set no idle timeout at all (only the lab wants
+    /// that), so a user following the docs got connections that never time out.
+    #[test]
+    fn to_quinn_keeps_quinns_idle_timeout() {
+        let path = SatellitePath::new(50_000_000, 5_000_000, Duration::from_millis(600));
+        let settings = TransportSettings::for_path(&path);
+        let default = format!("{:?}", TransportConfig::default());
+        assert!(
+            default.contains("max_idle_timeout: Some(30000)"),
+            "{default}"
+        );
+        for side in [Side::Server, Side::Client] {
+            let factory = Arc::new(hybla::HyblaConfig::default());
+            let config = format!("{:?}", settings.to_quinn(side, factory));
+            assert!(config.contains("max_idle_timeout: Some(30000)"), "{config}");
+        }
     }
 }

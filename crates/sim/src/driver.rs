@@ -276,15 +276,17 @@ impl<'a> Simulation<'a> {
                 flow.scheduler.build(),
             );
 
-            let mut server_transport = flow.transport.to_quinn(
-                true,
+            let mut server_transport = crate::run_transport(
+                &flow.transport,
+                quinn_proto::Side::Server,
                 Arc::new(ProbedFactory::new(
                     flow.controller.clone(),
                     server.probe.clone(),
                 )),
             );
-            let mut client_transport = flow.transport.to_quinn(
-                false,
+            let mut client_transport = crate::run_transport(
+                &flow.transport,
+                quinn_proto::Side::Client,
                 Arc::new(ProbedFactory::new(
                     flow.controller.clone(),
                     client.probe.clone(),

@@ -32,7 +32,7 @@ pub use quinn_satellite::settings::{
     ACK_STALL_WORKAROUND_MAX_ACK_DELAY, MAX_ACK_ELICITING_THRESHOLD, MIN_ACKS_PER_BDP,
     QUINN_DEFAULT_INITIAL_RTT, TransportSettings, ack_threshold,
 };
-pub use transport::satellite_preset;
+pub use transport::{run_transport, satellite_preset};
 
 /// QUIC bytes per full-size packet that are not stream payload, for the goodput ceiling: short
 /// header (1 flags byte + [`CID_LEN`] + 2-byte packet number), AEAD tag (16), STREAM frame

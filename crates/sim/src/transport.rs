@@ -3,8 +3,26 @@
 //! The settings themselves, their reasons and the quinn-proto ACK-frequency stall workaround
 //! live in `quinn_satellite::settings`, the one place for them, which applications use too.
 
+use std::sync::Arc;
+
 use netsim::{PathConfig, QueueLimit};
+use quinn_proto::congestion::ControllerFactory;
+use quinn_proto::{Side, TransportConfig};
 use quinn_satellite::{SatellitePath, TransportSettings};
+
+/// A run's quinn transport for one end: `settings` for `side` with `controller`, and no idle
+/// timeout — a run's applications may idle on purpose, and the run's duration, not quinn,
+/// ends a connection (`quinn_satellite` keeps quinn's 30 s for its users). Both backends
+/// build their transports here (`sim::driver`, `lab::emu_backend`).
+pub fn run_transport(
+    settings: &TransportSettings,
+    side: Side,
+    controller: Arc<dyn ControllerFactory + Send + Sync>,
+) -> TransportConfig {
+    let mut transport = settings.to_quinn(side, controller);
+    transport.max_idle_timeout(None);
+    transport
+}
 
 /// The satellite preset for flow `flow` of `path` (`quinn_satellite::TransportSettings::for_path`):
 /// windows for the highest scheduled rate of each direction and its bottleneck buffer, ACK
@@ -19,18 +37,17 @@ pub fn satellite_preset(path: &PathConfig, flow: usize) -> TransportSettings {
                 .expect("every limit but packets has a size in bytes"),
         }
     };
-    let description = SatellitePath {
-        forward_peak_rate_bps: Some(path.forward.peak_rate_bps()),
-        return_peak_rate_bps: Some(path.return_link.peak_rate_bps()),
-        forward_buffer_bytes: Some(buffer(&path.forward)),
-        return_buffer_bytes: Some(buffer(&path.return_link)),
-        mtu_bytes: path.mtu_bytes,
-        ..SatellitePath::new(
-            path.forward.rate_bps,
-            path.return_link.rate_bps,
-            path.flow_base_rtt(flow),
-        )
-    };
+    let description = SatellitePath::new(
+        path.forward.rate_bps,
+        path.return_link.rate_bps,
+        path.flow_base_rtt(flow),
+    )
+    .with_peak_rates(
+        path.forward.peak_rate_bps(),
+        path.return_link.peak_rate_bps(),
+    )
+    .with_buffers(buffer(&path.forward), buffer(&path.return_link))
+    .with_mtu(path.mtu_bytes);
     TransportSettings::for_path(&description)
 }
 
@@ -62,6 +79,18 @@ mod tests {
                 netsim::bdp_bytes(rate_bps, rtt),
                 "{rate_bps} bit/s over {rtt:?}"
             );
+        }
+    }
+
+    /// A run's connections never time out (as before quinn_satellite kept quinn's 30 s).
+    #[test]
+    fn run_transports_have_no_idle_timeout() {
+        let path = SatellitePath::new(10_000_000, 1_000_000, Duration::from_millis(600));
+        let settings = TransportSettings::for_path(&path);
+        for side in [Side::Server, Side::Client] {
+            let controller = Arc::new(hybla::HyblaConfig::default());
+            let transport = format!("{:?}", run_transport(&settings, side, controller));
+            assert!(transport.contains("max_idle_timeout: None"), "{transport}");
         }
     }
 

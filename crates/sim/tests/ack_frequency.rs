@@ -151,11 +151,9 @@ fn ack_frequency_stall_after_handshake() {
 
     // Without the workaround quinn-proto 0.11.19 stalls until the server's PTO. If this starts
     // failing, quinn fixed the bug and the workaround can go.
-    let plain = TransportSettings {
-        initial_rtt: QUINN_DEFAULT_INITIAL_RTT,
-        max_ack_delay: Some(Duration::from_millis(25)),
-        ..preset
-    };
+    let mut plain = preset;
+    plain.initial_rtt = QUINN_DEFAULT_INITIAL_RTT;
+    plain.max_ack_delay = Some(Duration::from_millis(25));
     let stalled = first_data_ack(plain);
     eprintln!("first Data ACK: {with_workaround:?} with the workaround, {stalled:?} without");
     assert!(
