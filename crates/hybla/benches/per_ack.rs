@@ -56,7 +56,7 @@ fn bench(c: &mut Criterion) {
                     .wrapping_add(1);
                 let rtt = Duration::from_micros(500_000 + (noise >> 33) % 20_000);
                 h.on_ack(black_box(now), now - rtt, black_box(1472), false);
-                h.on_end_acks(now);
+                h.on_end_acks(now, 0, false);
                 if h.window() > 1 << 40 {
                     h.on_congestion_event(now, now, true, 0);
                 }

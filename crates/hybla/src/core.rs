@@ -7,9 +7,13 @@
 
 use std::time::Duration;
 
-use crate::min_filter::WindowedMin;
+use crate::min_filter::{WindowedMax, WindowedMin};
 use crate::queue::{HIGHEST_QUEUE_WINDOW, QueueMonitor};
 use crate::rate::DeliveryRate;
+use crate::resume::{
+    CarefulResume, MIN_SAVED_WINDOW_IWS, ResumeCommand, ResumeParams, ResumePhase, ResumeReport,
+    SavedPath,
+};
 
 /// Window growth per round in start-up once the window has reached the path estimate (the
 /// declared or dispersion-measured BDP) without a queue showing: NewReno's doubling. A paced
@@ -49,6 +53,11 @@ pub const GROWTH_SPAN: Duration = Duration::from_secs(2);
 /// The delivery rate the flow compares with the capacity (saturation, competition, the drain
 /// and refresh targets) spans at least a round and at least this long.
 pub const MIN_RATE_SPAN: Duration = Duration::from_millis(1000);
+
+/// What the flow saves for the next connection (RFC 9959 §3.1, `saved_cwnd`) is the largest
+/// window-limited delivery of a round trip within this long before the connection ends: the
+/// path as it was lately, not at a capacity it had before a handover.
+pub const OBSERVATION_WINDOW: Duration = Duration::from_secs(10);
 
 /// IPv4 + UDP header bytes: a declared BDP counts IP bytes, the window counts UDP payload.
 pub const IP_UDP_HEADER_BYTES: u64 = 28;
@@ -212,6 +221,9 @@ pub struct HyblaParams {
     pub record_losses: bool,
     /// How the window grows while the bottleneck is shared ([`Growth::PipeAware`]).
     pub competing_growth: CompetingGrowth,
+    /// Resume from a previous connection's measurement of the path (RFC 9959 Careful Resume;
+    /// see the `resume` module). `None`: every connection starts from scratch.
+    pub careful_resume: Option<ResumeParams>,
 }
 
 impl Default for HyblaParams {
@@ -228,6 +240,7 @@ impl Default for HyblaParams {
             declared_bdp_bytes: None,
             record_losses: false,
             competing_growth: CompetingGrowth::Matched,
+            careful_resume: None,
         }
     }
 }
@@ -314,6 +327,13 @@ pub struct Hybla {
     loss_tally: LossTally,
     /// Every loss batch, when `record_losses` is on.
     loss_records: Vec<LossRecord>,
+    /// RFC 9959's state machine, when resuming.
+    resume: Option<CarefulResume>,
+    /// Window-limited delivery per round trip (bytes) over [`OBSERVATION_WINDOW`]: the
+    /// `saved_cwnd` this connection leaves for the next.
+    observed_window: WindowedMax,
+    /// The base RTT when `observed_window` was last sampled (`saved_rtt`).
+    observed_rtt: Option<Duration>,
 }
 
 impl Hybla {
@@ -325,12 +345,18 @@ impl Hybla {
             InitialSsthresh::Segments(g) => (g * mss_bytes as f64) as u64,
             InitialSsthresh::Estimate | InitialSsthresh::Infinite => u64::MAX,
         };
+        let cwnd_bytes = params.initial_window_bytes.max(2 * mss_bytes);
         Self {
+            resume: params
+                .careful_resume
+                .map(|resume| CarefulResume::new(resume, cwnd_bytes, mss_bytes)),
+            observed_window: WindowedMax::new(OBSERVATION_WINDOW),
+            observed_rtt: None,
             estimating_ssthresh: params.initial_ssthresh == InitialSsthresh::Estimate,
             startup_target_bytes: params.declared_bdp_bytes,
             now: Duration::ZERO,
             rate: DeliveryRate::new(params.rate_window),
-            cwnd_bytes: params.initial_window_bytes.max(2 * mss_bytes),
+            cwnd_bytes,
             base_rtt: WindowedMin::new(params.base_rtt_window),
             params,
             mss_bytes,
@@ -402,6 +428,60 @@ impl Hybla {
                 verdict,
             });
         }
+    }
+
+    /// The Careful Resume phase, when resuming.
+    pub fn resume_phase(&self) -> Option<ResumePhase> {
+        self.resume.as_ref().map(CarefulResume::phase)
+    }
+
+    /// How Careful Resume went so far, when resuming.
+    pub fn resume_report(&self) -> Option<ResumeReport> {
+        self.resume.as_ref().map(CarefulResume::report)
+    }
+
+    /// What this connection measured of its path, for the next connection to resume from
+    /// (RFC 9959 §3.1): the largest window-limited delivery per round trip of the last
+    /// [`OBSERVATION_WINDOW`] (delivery rate × base RTT, so a slow-start overshoot does not
+    /// count, §4.1) and the base RTT. `None` while it is below four initial windows (not worth
+    /// resuming, §3.1) or the connection never filled its window.
+    pub fn observation(&self) -> Option<SavedPath> {
+        let window = self.observed_window.get()? as u64;
+        let rtt = self.observed_rtt?;
+        (window >= MIN_SAVED_WINDOW_IWS * self.params.initial_window_bytes).then_some(SavedPath {
+            saved_cwnd_bytes: window,
+            saved_rtt: rtt,
+        })
+    }
+
+    fn apply_resume(&mut self, now: Duration, command: Option<ResumeCommand>) {
+        let Some(command) = command else {
+            return;
+        };
+        self.carry_bytes = 0.0;
+        match command {
+            ResumeCommand::Jump(bytes) | ResumeCommand::SetWindow(bytes) => {
+                self.cwnd_bytes = bytes.min(MAX_WINDOW_BYTES);
+            }
+            ResumeCommand::Retreat(bytes) => {
+                // The retreat is the answer to the jump's congestion: start-up and this
+                // recovery period end here.
+                self.cwnd_bytes = bytes.min(MAX_WINDOW_BYTES);
+                self.ssthresh_bytes = self.cwnd_bytes;
+                self.estimating_ssthresh = false;
+                self.startup_ended_at = Some(now);
+                self.recovery_start = Some(now);
+                self.reduced_at = Some(now);
+            }
+            ResumeCommand::ExitRetreat { ssthresh_bytes } => {
+                self.ssthresh_bytes = ssthresh_bytes;
+            }
+        }
+    }
+
+    /// Whether Careful Resume sets the window now (from the jump until it ends).
+    fn resume_owns_window(&self) -> bool {
+        self.resume.as_ref().is_some_and(CarefulResume::owns_window)
     }
 
     /// Congestion window, bytes.
@@ -488,9 +568,21 @@ impl Hybla {
         self.rho_known = true;
     }
 
+    /// Datagrams of `bytes` were sent at `now` (Careful Resume counts its flight from them).
+    pub fn on_sent(&mut self, now: Duration, bytes: u64) {
+        let command = self
+            .resume
+            .as_mut()
+            .and_then(|resume| resume.on_sent(now, bytes, self.cwnd_bytes));
+        self.apply_resume(now, command);
+    }
+
     /// One newly acknowledged packet of `bytes`, sent at `sent`, acknowledged at `now`.
     pub fn on_ack(&mut self, now: Duration, sent: Duration, bytes: u64, app_limited: bool) {
         self.now = now;
+        if let Some(resume) = self.resume.as_mut() {
+            resume.on_ack(now, sent, bytes);
+        }
         if let Some(sample) = now.checked_sub(sent) {
             self.base_rtt.update(now, sample);
             self.smallest_rtt = Some(self.smallest_rtt.map_or(sample, |m| m.min(sample)));
@@ -512,9 +604,28 @@ impl Hybla {
         self.grow(bytes);
     }
 
-    /// End of one ACK frame: queue-delay reading, competition, and the start-up bandwidth
-    /// estimate.
-    pub fn on_end_acks(&mut self, now: Duration) {
+    /// End of one ACK frame, with quinn's bytes in flight after it and whether the application
+    /// rather than the window limited sending before it: queue-delay reading, competition, the
+    /// start-up bandwidth estimate, Careful Resume's phase changes and the observation of the
+    /// path for the next connection.
+    pub fn on_end_acks(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
+        self.end_ack_frame(now);
+        let command = self.resume.as_mut().and_then(|resume| {
+            resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
+        });
+        self.apply_resume(now, command);
+        if !app_limited
+            && !self.resume_owns_window()
+            && let Some(pipe) = self.recent_pipe_bytes()
+        {
+            let sample = pipe.min(self.cwnd_bytes);
+            self.observed_window.update(now, sample as f64);
+            self.observed_rtt = self.base_rtt.get();
+        }
+    }
+
+    fn end_ack_frame(&mut self, now: Duration) {
+        let owned = self.resume_owns_window();
         let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
             let packet_time = self
@@ -546,7 +657,7 @@ impl Hybla {
             {
                 self.path_seen_empty_at = Some(now);
             }
-            if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh {
+            if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh && !owned {
                 self.detect_competition(now, base);
                 self.measure_others_growth(now, base);
                 if !self.competing() {
@@ -580,7 +691,7 @@ impl Hybla {
         let probing = self
             .reached_target_at
             .is_some_and(|t| self.frame_newest_sent > t);
-        if queue_now && probing {
+        if queue_now && probing && !owned {
             // Start-up ends at the first queue: W ← min(W, pipe) drains the overshoot, and
             // congestion avoidance starts from the pipe.
             if self.pipe_bytes().is_some() {
@@ -608,11 +719,7 @@ impl Hybla {
         lost_bytes: u64,
     ) {
         self.loss_seen = true;
-        let was_starting_up = std::mem::replace(&mut self.estimating_ssthresh, false);
         self.round_lost_bytes += lost_bytes;
-        if was_starting_up {
-            self.startup_ended_at = Some(now);
-        }
         // ECN-CE (no bytes lost) is the bottleneck saying it is congested.
         let verdict = if lost_bytes == 0 {
             LossVerdict::Congestion
@@ -621,6 +728,25 @@ impl Hybla {
             self.record_loss(sent, lost_bytes, verdict);
             verdict
         };
+        // Careful Resume first: congestion during the jump is its Safe Retreat, and while it
+        // sets the window a random loss changes nothing.
+        if self.resume.is_some() {
+            let command = match verdict {
+                LossVerdict::Congestion => self
+                    .resume
+                    .as_mut()
+                    .and_then(|resume| resume.on_congestion(now, lost_bytes == 0, persistent)),
+                LossVerdict::Random => None,
+            };
+            if command.is_some() || self.resume_owns_window() {
+                self.apply_resume(now, command);
+                return;
+            }
+        }
+        let was_starting_up = std::mem::replace(&mut self.estimating_ssthresh, false);
+        if was_starting_up {
+            self.startup_ended_at = Some(now);
+        }
         if verdict == LossVerdict::Random {
             // Nothing to drain: the window stays, and no recovery period starts, so growth
             // goes on. The threshold ends slow start.
@@ -1056,6 +1182,17 @@ impl Hybla {
     }
 
     fn grow(&mut self, bytes: u64) {
+        match self.resume_phase() {
+            // RFC 9959 §3.3 and §3.5: the window does not grow in these phases.
+            Some(ResumePhase::Unvalidated | ResumePhase::SafeRetreat) => return,
+            // §3.4 (Updating CWND): slow start, one byte per byte acknowledged, whatever ρ:
+            // Hybla's 2^ρ − 1 would double the jump before it is validated.
+            Some(ResumePhase::Validating) => {
+                self.apply(bytes as f64);
+                return;
+            }
+            _ => {}
+        }
         let rho = self.rho;
         if self.phase() == Phase::CongestionAvoidance {
             let increment = self.ca_increment(rho, bytes as f64);

@@ -47,12 +47,17 @@ mod min_filter;
 mod queue;
 mod quinn;
 mod rate;
+mod resume;
 
 pub use crate::core::{
     CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally,
     LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE,
 };
-pub use crate::quinn::{HyblaConfig, LossReport, loss_report_of};
+pub use crate::quinn::{HyblaConfig, LossReport, ResumeState, loss_report_of, resume_state_of};
+pub use crate::resume::{
+    PATH_CHANGE_RTT_FACTOR, ResumeParams, ResumePhase, ResumeReport, ResumeTransition,
+    ResumeTrigger, SavedPath,
+};
 
 /// The README's example, compiled and run with the doctests so that it stays true.
 #[cfg(doctest)]

@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use quinn_proto::RttEstimator;
@@ -11,6 +12,7 @@ use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 use crate::core::{
     CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally,
 };
+use crate::resume::{ResumeParams, ResumeReport, SavedPath};
 
 /// Hybla's settings and the factory quinn calls per connection. Defaults: RTT0 = 25 ms, initial
 /// ssthresh estimated from the first flight, satquic's pipe-aware growth.
@@ -41,6 +43,16 @@ use crate::core::{
 pub struct HyblaConfig {
     params: HyblaParams,
     initial_window_explicit: bool,
+    resume: Option<Arc<ResumeOnce>>,
+}
+
+/// Saved parameters that one controller may resume from, once: quinn builds a new controller
+/// from the same factory when the connection moves to a new path, and RFC 9959 §3.2 (Path
+/// change) allows no resumption there.
+#[derive(Debug)]
+struct ResumeOnce {
+    params: ResumeParams,
+    taken: AtomicBool,
 }
 
 impl HyblaConfig {
@@ -97,6 +109,20 @@ impl HyblaConfig {
         self
     }
 
+    /// Resume from what a previous connection on the same path measured (RFC 9959 Careful
+    /// Resume): after the handshake flight is acknowledged with an RTT that matches, the
+    /// window jumps to half the saved one, paced, and retreats to half of what was validated
+    /// if that causes congestion. Build one factory per connection with the parameters saved
+    /// for the peer it talks to (`quinn-satellite`'s `ResumeStore` keeps them per path); only
+    /// the connection's first controller resumes, not the one quinn builds after a migration.
+    pub fn careful_resume(&mut self, resume: ResumeParams) -> &mut Self {
+        self.resume = Some(Arc::new(ResumeOnce {
+            params: resume,
+            taken: AtomicBool::new(false),
+        }));
+        self
+    }
+
     /// Keep every loss batch with its verdict, for [`loss_report_of`] (an instrument: the log
     /// grows with every loss; the counts are always kept).
     pub fn record_losses(&mut self, on: bool) -> &mut Self {
@@ -114,6 +140,11 @@ impl ControllerFactory for HyblaConfig {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
         let mtu = u64::from(current_mtu);
         let mut params = self.params.clone();
+        params.careful_resume = self
+            .resume
+            .as_ref()
+            .filter(|once| !once.taken.swap(true, Ordering::Relaxed))
+            .map(|once| once.params);
         if !self.initial_window_explicit {
             params.initial_window_bytes = (10 * mtu).min((2 * mtu).max(14_720));
         }
@@ -156,6 +187,33 @@ pub fn loss_report_of(controller: Box<dyn Controller>) -> Option<LossReport> {
     })
 }
 
+/// What a Hybla controller knows of Careful Resume: how its own resumption went, and what it
+/// measured of the path for the next connection.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResumeState {
+    /// When its controller was built: the transitions' times count from here.
+    pub epoch: Instant,
+    /// How its resumption went; `None` if it did not resume.
+    pub report: Option<ResumeReport>,
+    /// What to save for the next connection on this path (RFC 9959 §3.1); `None` when the
+    /// connection measured too little to be worth it. After a Safe Retreat this is what the
+    /// connection measured afterwards, never the parameters it retreated from.
+    pub observation: Option<SavedPath>,
+}
+
+/// The Careful Resume state of a Hybla controller (e.g. a copy from quinn's
+/// `Connection::congestion_state()`, read when the connection closes); `None` for any other
+/// controller.
+pub fn resume_state_of(controller: Box<dyn Controller>) -> Option<ResumeState> {
+    let hybla = controller.into_any().downcast::<HyblaController>().ok()?;
+    Some(ResumeState {
+        epoch: hybla.epoch,
+        report: hybla.core.resume_report(),
+        observation: hybla.core.observation(),
+    })
+}
+
 /// quinn's view of one connection's Hybla.
 #[derive(Debug, Clone)]
 struct HyblaController {
@@ -172,6 +230,11 @@ impl HyblaController {
 }
 
 impl Controller for HyblaController {
+    fn on_sent(&mut self, now: Instant, bytes: u64, _last_packet_number: u64) {
+        let now = self.since(now);
+        self.core.on_sent(now, bytes);
+    }
+
     fn on_ack(
         &mut self,
         now: Instant,
@@ -187,12 +250,12 @@ impl Controller for HyblaController {
     fn on_end_acks(
         &mut self,
         now: Instant,
-        _in_flight: u64,
-        _app_limited: bool,
+        in_flight: u64,
+        app_limited: bool,
         _largest: Option<u64>,
     ) {
         let now = self.since(now);
-        self.core.on_end_acks(now);
+        self.core.on_end_acks(now, in_flight, app_limited);
     }
 
     fn on_congestion_event(

@@ -261,7 +261,7 @@ fn estimated_ssthresh_is_the_measured_bdp_and_growth_waits_for_it() {
         let now = MS(500) + MS(2 * pair + 2);
         h.on_ack(now, Duration::ZERO, MSS, false);
         h.on_ack(now, Duration::ZERO, MSS, false);
-        h.on_end_acks(now);
+        h.on_end_acks(now, 0, false);
         windows.push(h.window());
     }
     // ρ = 500/25 = 20 (the first samples include 2 ms of serialization: ρ ≈ 20.08).
@@ -285,7 +285,7 @@ fn declared_bdp_core(bdp_packets: u64) -> Hybla {
     };
     let mut h = Hybla::new(params, MSS);
     h.on_ack(MS(500), Duration::ZERO, MSS, false);
-    h.on_end_acks(MS(500));
+    h.on_end_acks(MS(500), 0, false);
     h
 }
 
@@ -306,14 +306,14 @@ fn start_up_ends_at_the_first_queue_of_its_own_with_the_window_at_the_pipe() {
     let mut h = declared_bdp_core(100);
     // First flight ACKed with 40 ms of ACK delay: not a queue of ours (sent before the target).
     h.on_ack(MS(540), MS(1), MSS, false);
-    h.on_end_acks(MS(540));
+    h.on_end_acks(MS(540), 0, false);
     assert!(h.startup_target().is_some(), "still in start-up");
     // Then packets sent after the target was reached, 1 ms apart (1 MB/s), with 50 ms queue.
     let t0 = MS(600);
     for i in 0..20u64 {
         let now = t0 + MS(i);
         h.on_ack(now + MS(550), now, MSS, false);
-        h.on_end_acks(now + MS(550));
+        h.on_end_acks(now + MS(550), 0, false);
     }
     assert!(h.startup_target().is_none(), "start-up over");
     let pipe = h.pipe_bytes().unwrap();
@@ -337,11 +337,11 @@ fn measured_pipe(queue_ms: u64) -> Hybla {
     // (The queue must last more than a quarter of the base RTT to count.)
     let t0 = Duration::from_secs(1);
     h.on_ack(t0 - MS(200), t0 - MS(700), 0, true);
-    h.on_end_acks(t0 - MS(200));
+    h.on_end_acks(t0 - MS(200), 0, false);
     for i in 1..=20u64 {
         let now = t0 + MS(i);
         h.on_ack(now, now - MS(500 + queue_ms), MSS, true);
-        h.on_end_acks(now);
+        h.on_end_acks(now, 0, false);
     }
     h
 }
@@ -455,7 +455,7 @@ fn feed(
     let mut now = from;
     while now < to {
         h.on_ack(now, now - MS(500) - queue(now), bytes_per_ms, false);
-        h.on_end_acks(now);
+        h.on_end_acks(now, 0, false);
         now += MS(1);
     }
     now
@@ -638,7 +638,7 @@ fn the_loss_share_counts_at_least_200_packets() {
         for _ in 0..25 {
             now += Duration::from_micros(1200);
             h.on_ack(now, now - MS(30), MSS, false);
-            h.on_end_acks(now);
+            h.on_end_acks(now, 0, false);
         }
         h.on_congestion_event(now, now - MS(30), false, MSS / 2);
     }
@@ -664,7 +664,7 @@ fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
     while now < MS(9000) {
         let q = MS(50) + Duration::from_secs_f64(0.040 * (now - t).as_secs_f64());
         h.on_ack(now, now - MS(500) - q, MSS / 2, true);
-        h.on_end_acks(now);
+        h.on_end_acks(now, 0, false);
         now += MS(1);
     }
     assert!(h.competing());
@@ -697,7 +697,7 @@ fn shared_growth_is_the_mean_since_the_queues_trough_as_for_cubics_cycle() {
     let mut now = start;
     while now < start + MS(6000) {
         h.on_ack(now, now - MS(500) - queue(now), MSS / 2, true);
-        h.on_end_acks(now);
+        h.on_end_acks(now, 0, false);
         now += MS(1);
     }
     assert!(h.competing());
@@ -726,7 +726,7 @@ fn at_rho_one_every_loss_is_congestion_as_for_newreno() {
     for _ in 0..200 {
         now += MS(1);
         h.on_ack(now, now - MS(20), MSS, false);
-        h.on_end_acks(now);
+        h.on_end_acks(now, 0, false);
     }
     assert_eq!(h.rho(), 1.0);
     let w = h.window();
