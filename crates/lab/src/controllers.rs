@@ -25,6 +25,17 @@ pub fn build(
     declared_bdp_bytes: Option<u64>,
     record_losses: bool,
 ) -> Controller {
+    build_resumed(spec, declared_bdp_bytes, record_losses, None)
+}
+
+/// [`build`], resuming from a previous connection's saved path (RFC 9959) where the controller
+/// implements Careful Resume (Hybla); other controllers start as usual ([`resumes`] says which).
+pub fn build_resumed(
+    spec: &ControllerSpec,
+    declared_bdp_bytes: Option<u64>,
+    record_losses: bool,
+    resume: Option<hybla::ResumeParams>,
+) -> Controller {
     let factory: Arc<dyn ControllerFactory + Send + Sync> = match spec {
         ControllerSpec::NewReno {
             initial_window,
@@ -56,6 +67,9 @@ pub fn build(
         ControllerSpec::Hybla(hybla) => {
             let mut config = hybla_config(hybla, declared_bdp_bytes);
             config.record_losses(record_losses);
+            if let Some(resume) = resume {
+                config.careful_resume(resume);
+            }
             Arc::new(config)
         }
     };
@@ -63,6 +77,12 @@ pub fn build(
         label: spec.name().to_owned(),
         factory,
     }
+}
+
+/// Whether `spec`'s controller implements Careful Resume, so that saving and resuming a path's
+/// state for it means something.
+pub fn resumes(spec: &ControllerSpec) -> bool {
+    matches!(spec, ControllerSpec::Hybla(_))
 }
 
 fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla::HyblaConfig {
