@@ -321,4 +321,22 @@ mod tests {
         assert_eq!(controller.window(), 2400);
         assert_eq!(controller.initial_window(), controller.window());
     }
+
+    /// Saved state serves one connection (RFC 9959 §7): a second controller built from the
+    /// same settings, such as quinn's for a migrated path, starts from scratch.
+    #[test]
+    fn careful_resume_applies_to_the_first_controller_only() {
+        let now = Instant::now();
+        let mut config = HyblaConfig::default();
+        config.careful_resume(crate::ResumeParams::new(crate::SavedPath {
+            saved_cwnd_bytes: 10_000_000,
+            saved_rtt: Duration::from_millis(600),
+        }));
+        let config = Arc::new(config);
+        let first = resume_state_of(config.clone().build(now, 1200)).unwrap();
+        assert!(first.report.is_some());
+        let second = resume_state_of(config.build(now, 1200)).unwrap();
+        assert_eq!(second.report, None);
+        assert_eq!(second.observation, None);
+    }
 }

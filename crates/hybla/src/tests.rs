@@ -734,3 +734,134 @@ fn at_rho_one_every_loss_is_congestion_as_for_newreno() {
     assert_eq!(h.window(), w / 2);
     assert_eq!(h.loss_tally().congestion_events, 1);
 }
+
+// ---- Careful Resume (RFC 9959) in the core -----------------------------------------------------
+
+/// A core resuming from `saved_cwnd` bytes at a saved RTT of 500 ms, whose handshake flight
+/// (two packets at 0) was acknowledged at 500 ms with nothing left in flight (ρ = 20: the
+/// initial window of 10 packets became 200), then filled its window at 600 ms.
+fn resumed_and_jumped(saved_cwnd: u64) -> Hybla {
+    let params = HyblaParams {
+        initial_window_bytes: 10 * MSS,
+        careful_resume: Some(ResumeParams::new(SavedPath {
+            saved_cwnd_bytes: saved_cwnd,
+            saved_rtt: MS(500),
+        })),
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    h.on_sent(Duration::ZERO, MSS);
+    h.on_sent(Duration::ZERO, MSS);
+    h.on_ack(MS(500), Duration::ZERO, MSS, false);
+    h.on_ack(MS(500), Duration::ZERO, MSS, false);
+    h.on_end_acks(MS(500), 0, true);
+    assert_eq!(h.window(), 200 * MSS);
+    assert_eq!(h.resume_phase(), Some(ResumePhase::Reconnaissance));
+    for _ in 0..200 {
+        h.on_sent(MS(600), MSS);
+    }
+    h
+}
+
+#[test]
+fn a_resumed_core_jumps_to_half_the_saved_window_and_does_not_grow_unvalidated() {
+    let mut h = resumed_and_jumped(10_000_000);
+    assert_eq!(h.resume_phase(), Some(ResumePhase::Unvalidated));
+    assert_eq!(h.window(), 5_000_000);
+    // Acknowledgments of the initial window's packets: no growth (RFC 9959 §3.3).
+    for _ in 0..10 {
+        h.on_sent(MS(700), MSS);
+    }
+    h.on_ack(MS(1100), MS(600), MSS, false);
+    h.on_end_acks(MS(1100), 209 * MSS, false);
+    assert_eq!(h.window(), 5_000_000);
+    // A packet sent after the jump acknowledged: Validating at the flight, which then grows
+    // by one byte per byte acknowledged (§3.4), not by Hybla's 2^ρ − 1.
+    h.on_ack(MS(1200), MS(700), MSS, false);
+    h.on_end_acks(MS(1200), 208 * MSS, false);
+    assert_eq!(h.resume_phase(), Some(ResumePhase::Validating));
+    assert_eq!(h.window(), 208 * MSS);
+    h.on_ack(MS(1201), MS(700), MSS, false);
+    assert_eq!(h.window(), 209 * MSS);
+}
+
+#[test]
+fn congestion_during_the_jump_is_a_safe_retreat_to_half_the_pipe() {
+    let mut h = resumed_and_jumped(10_000_000);
+    // ECN-CE: congestion whatever the classifier thinks. PipeSize = the 200 packets in
+    // flight at the jump.
+    h.on_congestion_event(MS(700), MS(600), false, 0);
+    assert_eq!(h.resume_phase(), Some(ResumePhase::SafeRetreat));
+    assert_eq!(h.window(), 100 * MSS);
+    assert_eq!(h.ssthresh(), 100 * MSS);
+    // No growth in Safe Retreat (§3.5).
+    h.on_ack(MS(1100), MS(600), MSS, false);
+    h.on_end_acks(MS(1100), 199 * MSS, false);
+    assert_eq!(h.window(), 100 * MSS);
+    let report = h.resume_report().unwrap();
+    assert!(report.retreated);
+    assert_eq!(report.jump_bytes, Some(5_000_000));
+}
+
+#[test]
+fn persistent_congestion_during_the_jump_gets_the_controllers_own_response() {
+    let mut h = resumed_and_jumped(10_000_000);
+    h.on_congestion_event(MS(3000), MS(600), true, 100 * MSS);
+    assert_eq!(h.resume_phase(), Some(ResumePhase::Normal));
+    // Hybla's minimum window: 2 packets × ρ.
+    assert_eq!(h.window(), 40 * MSS);
+}
+
+#[test]
+fn a_core_without_careful_resume_never_reports_one() {
+    let h = core(20.0, 100 * MSS, InitialSsthresh::Infinite);
+    assert_eq!(h.resume_phase(), None);
+    assert_eq!(h.resume_report(), None);
+}
+
+/// A core on a 1 MB/s, 500 ms path (pipe 500 kB) acknowledging one packet per millisecond for
+/// two seconds, limited by its window or (`app_limited`) by the application.
+fn observed(app_limited: bool) -> Hybla {
+    let params = HyblaParams {
+        initial_window_bytes: 10 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    let mut now = MS(500);
+    while now < MS(2500) {
+        h.on_ack(now, now - MS(500), MSS, app_limited);
+        h.on_end_acks(now, 0, app_limited);
+        now += MS(1);
+    }
+    h
+}
+
+#[test]
+fn the_observation_is_the_window_limited_pipe_and_the_base_rtt() {
+    // RFC 9959 §3.1: what was delivered per round trip while the window limited sending.
+    let saved = observed(false).observation().expect("500 kB ≥ 4 IW");
+    assert!(
+        (495_000..=505_000).contains(&saved.saved_cwnd_bytes),
+        "{saved:?}"
+    );
+    assert_eq!(saved.saved_rtt, MS(500));
+    // The application limited it throughout: nothing measured the path's capacity.
+    assert_eq!(observed(true).observation(), None);
+}
+
+#[test]
+fn an_observation_below_four_initial_windows_is_not_saved() {
+    // 1 packet per 20 ms at 500 ms: 25 kB per round trip < 4 × 10 kB.
+    let params = HyblaParams {
+        initial_window_bytes: 10 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    let mut now = MS(500);
+    while now < MS(5500) {
+        h.on_ack(now, now - MS(500), MSS, false);
+        h.on_end_acks(now, 0, false);
+        now += MS(20);
+    }
+    assert_eq!(h.observation(), None);
+}
