@@ -56,6 +56,9 @@ pub struct HyblaSpec {
     pub base_rtt_window: Option<Duration>,
     /// Growth per RTT while the bottleneck is shared.
     pub competing: Option<HyblaCompeting>,
+    /// Careful Resume (RFC 9959): a reconnecting flow's second connection resumes from what
+    /// its first one measured (`careful_resume = true`; off by default).
+    pub careful_resume: bool,
 }
 
 /// Hybla's `competing` choices: the window's growth per RTT while the bottleneck is shared.
@@ -96,6 +99,12 @@ pub enum HyblaGrowth {
 }
 
 impl ControllerSpec {
+    /// Whether the flow's next connection resumes from what this one measured (Hybla's
+    /// `careful_resume`).
+    pub fn careful_resume(&self) -> bool {
+        matches!(self, ControllerSpec::Hybla(spec) if spec.careful_resume)
+    }
+
     /// The name as a scenario writes it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -306,9 +315,14 @@ fn hybla_spec(
             "base_rtt_window" => {
                 spec.base_rtt_window = Some(positive_duration_param(&field, value)?)
             }
+            "careful_resume" => {
+                spec.careful_resume = value.as_bool().ok_or_else(|| {
+                    invalid(format!("expected true or false, got {value}"))
+                })?;
+            }
             _ => {
                 return Err(invalid(
-                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, competing, initial_window, loss_reduction_factor, base_rtt_window".into(),
+                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, competing, initial_window, loss_reduction_factor, base_rtt_window, careful_resume".into(),
                 ));
             }
         }
@@ -390,6 +404,7 @@ mod tests {
             ("initial_ssthresh", s("750KB")),
             ("growth", s("seed")),
             ("base_rtt_window", s("10s")),
+            ("careful_resume", toml::Value::Boolean(true)),
         ] {
             assert!(hybla_with(key, value).is_ok(), "{key}");
         }
@@ -400,6 +415,7 @@ mod tests {
             ("initial_ssthresh", s("1seg"), "γ ≥ 2"),
             ("growth", s("fast"), "pipe-aware"),
             ("base_rtt_window", s("0s"), "greater than zero"),
+            ("careful_resume", s("yes"), "true or false"),
             ("rho", s("20"), "allowed: rtt0"),
         ] {
             let err = hybla_with(key, value).err().unwrap().to_string();

@@ -66,6 +66,11 @@ pub struct FlowSpec {
     /// When the connection closes if still open (unlimited transfers), since the start of
     /// the run.
     pub stop: Option<Duration>,
+    /// After the applications complete, the client closes the connection, waits this long and
+    /// runs them again on a new connection (`reconnect_after`; draft-kuhn's "download, wait,
+    /// download again" as two connections, where Careful Resume can carry the first
+    /// connection's measurement to the second).
+    pub reconnect_after: Option<Duration>,
     /// Whether to write a qlog file for this connection.
     pub qlog: bool,
     /// Transport settings: the flow's overrides merged over the scenario's `[transport]`.

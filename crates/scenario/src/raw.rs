@@ -151,6 +151,8 @@ struct RawFlow {
     repeat_after: Option<Duration>,
     #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
     stop: Option<Duration>,
+    #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
+    reconnect_after: Option<Duration>,
     #[serde(default)]
     qlog: bool,
     #[serde(default)]

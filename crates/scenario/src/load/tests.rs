@@ -155,6 +155,7 @@ fn full_scenario_parses_to_exact_values() {
             }),
         }],
         stop: Some(Duration::from_secs(60)),
+        reconnect_after: None,
         qlog: true,
         transport: TransportSpec {
             stream_receive_window_bytes: None,
@@ -249,6 +250,7 @@ fn full_scenario_parses_to_exact_values() {
                     }),
                 }],
                 stop: None,
+                reconnect_after: None,
                 qlog: false,
                 transport: transport_global,
                 scheduler: SchedulerSpec::RoundRobin,
@@ -550,6 +552,54 @@ fn repeat_and_stop_need_the_right_download() {
         &["flow.stop=1s", "flow.start=2s", "flow.download=unlimited"],
         "flow[0].stop",
     );
+}
+
+#[test]
+fn a_reconnecting_flow_with_careful_resume_loads() {
+    let s = load(
+        BASE,
+        &[
+            "flow.cc=hybla",
+            "flow.reconnect_after=10s",
+            "flow.cc_params={ careful_resume = true }",
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.flows[0].reconnect_after, Some(Duration::from_secs(10)));
+    assert!(s.flows[0].controller.careful_resume());
+}
+
+#[test]
+fn reconnect_needs_perf_exchanges_that_finish() {
+    fails(BASE, &["flow.reconnect_after=0s"], "flow[0].reconnect_after");
+    let m = fails(
+        BASE,
+        &["flow.reconnect_after=10s", "flow.repeat_after=10s"],
+        "flow[0].reconnect_after",
+    );
+    assert!(m.contains("repeat_after"), "{m}");
+    let m = fails(
+        BASE,
+        &["flow.reconnect_after=10s", "flow.download=unlimited"],
+        "flow[0].reconnect_after",
+    );
+    assert!(m.contains("unlimited"), "{m}");
+    let media = format!(
+        "{}reconnect_after = \"5s\"\n[[flow.app]]\nkind = \"media\"\n",
+        BASE.replace("download = \"10MB\"\n", "")
+    );
+    let m = fails(&media, &[], "flow[0].reconnect_after");
+    assert!(m.contains("perf applications only"), "{m}");
+}
+
+#[test]
+fn careful_resume_needs_a_second_connection() {
+    let m = fails(
+        BASE,
+        &["flow.cc=hybla", "flow.cc_params={ careful_resume = true }"],
+        "flow[0].cc_params.careful_resume",
+    );
+    assert!(m.contains("reconnect_after"), "{m}");
 }
 
 #[test]

@@ -425,6 +425,15 @@ impl RawFlow {
                 ));
             }
         }
+        if let Some(gap) = self.reconnect_after {
+            check_reconnect(at, gap, &apps)?;
+        }
+        if controller.careful_resume() && self.reconnect_after.is_none() {
+            return Err(FieldError::new(
+                format!("{at}.cc_params.careful_resume"),
+                "resumes a flow's second connection from its first; set reconnect_after",
+            ));
+        }
         let scheduler = match self.scheduler.as_deref() {
             None => SchedulerSpec::default(),
             Some(name) => name.parse().map_err(|e: sched::UnknownScheduler| {
@@ -439,10 +448,48 @@ impl RawFlow {
             access_delay: self.access_delay.unwrap_or_default(),
             apps,
             stop: self.stop,
+            reconnect_after: self.reconnect_after,
             qlog: self.qlog,
             transport: self.transport.merged_over(global),
             scheduler,
         };
         Ok((spec, self.count))
     }
+}
+
+/// `reconnect_after` repeats sized perf exchanges on a new connection: the applications must
+/// finish for the connection to close, and a repeat on the same connection would mix the two.
+fn check_reconnect(at: &str, gap: Duration, apps: &[AppConfig]) -> Result<(), FieldError> {
+    let field = format!("{at}.reconnect_after");
+    if gap.is_zero() {
+        return Err(FieldError::new(field, "must be greater than zero"));
+    }
+    for app in apps {
+        match &app.kind {
+            AppKind::Perf(perf) if perf.repeat_after.is_some() => {
+                return Err(FieldError::new(
+                    field,
+                    "repeats on a new connection; repeat_after repeats on the same one: give one of them",
+                ));
+            }
+            AppKind::Perf(perf) if perf.download == Some(Download::Unlimited) => {
+                return Err(FieldError::new(
+                    field,
+                    "needs applications that finish; an unlimited download never does",
+                ));
+            }
+            AppKind::Perf(_) => {}
+            AppKind::Media(_) | AppKind::Bulk(_) => {
+                return Err(FieldError::new(
+                    field,
+                    format!(
+                        "works with perf applications only (app {:?} is {})",
+                        app.name,
+                        app.kind.name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
