@@ -48,6 +48,19 @@ pub enum ResumePhase {
     Normal,
 }
 
+impl ResumePhase {
+    /// The phase's name in the Careful Resume qlog draft (`"safe_retreat"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ResumePhase::Reconnaissance => "reconnaissance",
+            ResumePhase::Unvalidated => "unvalidated",
+            ResumePhase::Validating => "validating",
+            ResumePhase::SafeRetreat => "safe_retreat",
+            ResumePhase::Normal => "normal",
+        }
+    }
+}
+
 /// Why a phase ended: the trigger names of the Careful Resume qlog draft
 /// (draft-ietf-tsvwg-careful-resume-qlog), plus the two exits the RFC gives no name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,6 +94,32 @@ pub enum ResumeTrigger {
     LastUnvalidatedPacketAcknowledged,
     /// §3.5: Safe Retreat ends (the last unvalidated packet was acknowledged).
     ExitRecovery,
+}
+
+impl ResumeTrigger {
+    /// The trigger's name as the Careful Resume qlog draft writes it (`"packet_loss"`, ...;
+    /// the two the draft has no name for: `"jump_not_larger"`, `"persistent_congestion"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ResumeTrigger::CwndLimited => "cwnd_limited",
+            ResumeTrigger::PacketLoss => "packet_loss",
+            ResumeTrigger::EcnCe => "ecn_ce",
+            ResumeTrigger::PersistentCongestion => "persistent_congestion",
+            ResumeTrigger::RttNotValidated => "rtt_not_validated",
+            ResumeTrigger::PathChanged => "path_changed",
+            ResumeTrigger::JumpNotLarger => "jump_not_larger",
+            ResumeTrigger::LastUnvalidatedPacketSent => "last_unvalidated_packet_sent",
+            ResumeTrigger::FirstUnvalidatedPacketAcknowledged => {
+                "first_unvalidated_packet_acknowledged"
+            }
+            ResumeTrigger::RttExceeded => "rtt_exceeded",
+            ResumeTrigger::RateLimited => "rate_limited",
+            ResumeTrigger::LastUnvalidatedPacketAcknowledged => {
+                "last_unvalidated_packet_acknowledged"
+            }
+            ResumeTrigger::ExitRecovery => "exit_recovery",
+        }
+    }
 }
 
 /// One phase change, at a time since the controller's epoch.
@@ -338,12 +377,19 @@ impl CarefulResume {
                     return None;
                 }
                 // §3.2 (Path confirmed): "an ACK that acknowledges all the initial data
-                // (usually the IW)". The data sent so far is all acknowledged when nothing is
-                // in flight (for a server, its handshake flight: the client has proved that it
-                // receives at this address); or, with data still flowing, when an initial
-                // window's worth was acknowledged and the ACK reaches past it (an initial
-                // packet still missing is then declared lost, which is Safe Retreat).
-                if in_flight_bytes == 0 || (self.acked_bytes >= self.iw_bytes && self.iw_covered) {
+                // (usually the IW)". For a server, the initial data is its handshake flight,
+                // and its acknowledgment proves that the client receives at this address
+                // (§7). One packet may stay unacknowledged: quinn's first flight ends with a
+                // small 1-RTT packet that a peer thinning its ACKs (the satellite preset asks
+                // it to) acknowledges only with the next data, an RTT later; were it lost, its
+                // loss would be congestion in the Unvalidated Phase, which is Safe Retreat.
+                // With data flowing from the start (a client uploading), an initial window's
+                // worth must be acknowledged, the ACK reaching past it.
+                let acked_all_but_one_packet =
+                    self.acked_bytes > 0 && in_flight_bytes <= self.mss_bytes;
+                if acked_all_but_one_packet
+                    || (self.acked_bytes >= self.iw_bytes && self.iw_covered)
+                {
                     self.initial_data_acknowledged = true;
                 }
                 if !app_limited && self.cwnd_limited(cwnd_bytes) {
@@ -611,6 +657,26 @@ mod tests {
     }
 
     #[test]
+    fn one_straggling_packet_of_the_handshake_flight_does_not_hold_the_confirmation() {
+        // A server's first flight: three packets; the ACK of two leaves one packet's worth
+        // in flight (the peer acknowledges it with the next data): confirmed.
+        let mut cr = resume(10_000_000);
+        send(&mut cr, MS(0), 3, IW);
+        ack(&mut cr, SAVED_RTT, MS(0), 2, MSS, IW);
+        assert!(cr.initial_data_acknowledged);
+        // Two packets' worth still in flight: not yet.
+        let mut cr = resume(10_000_000);
+        send(&mut cr, MS(0), 3, IW);
+        ack(&mut cr, SAVED_RTT, MS(0), 1, 2 * MSS, IW);
+        assert!(!cr.initial_data_acknowledged);
+        // Nothing acknowledged yet (an ACK frame of nothing new): not yet.
+        let mut cr = resume(10_000_000);
+        send(&mut cr, MS(0), 1, IW);
+        cr.on_end_acks(SAVED_RTT, MSS, true, IW);
+        assert!(!cr.initial_data_acknowledged);
+    }
+
+    #[test]
     fn the_jump_waits_until_the_window_limits_sending() {
         // §3.2: the transition may be deferred until more would be sent than the window
         // allows; a confirmed path with an idle sender does not jump.
@@ -656,12 +722,15 @@ mod tests {
         // an ACK of a full IW that reaches the packet that completed it confirms the path.
         let mut cr = resume(10_000_000);
         send(&mut cr, MS(0), IW / MSS - 1, IW);
-        send(&mut cr, MS(100), 1, IW);
+        send(&mut cr, MS(100), 4, IW);
         // IW − 1 packets acknowledged (not the last of the IW): not yet.
-        assert_eq!(ack(&mut cr, MS(600), MS(0), IW / MSS - 1, MSS, IW), None);
+        assert_eq!(
+            ack(&mut cr, MS(600), MS(0), IW / MSS - 1, 4 * MSS, IW),
+            None
+        );
         assert!(!cr.initial_data_acknowledged);
         cr.on_ack(MS(700), MS(100), MSS);
-        cr.on_end_acks(MS(700), 0, true, IW);
+        cr.on_end_acks(MS(700), 3 * MSS, true, IW);
         assert!(cr.initial_data_acknowledged);
     }
 

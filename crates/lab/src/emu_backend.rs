@@ -67,6 +67,12 @@ fn is_session(flow: &scenario::FlowSpec) -> bool {
 
 fn check_supported(scenario: &Scenario) -> Result<(), EmuError> {
     for (i, f) in scenario.flows.iter().enumerate() {
+        if f.reconnect_after.is_some() {
+            return Err(EmuError::Unsupported(format!(
+                "flow[{i}].reconnect_after: a second connection runs in the simulator only; in \
+                 real time, two `satquic get`s against one `satquic serve` show Careful Resume"
+            )));
+        }
         if is_session(f) {
             if let Some(app) = f.apps.iter().find(|a| matches!(a.kind, AppKind::Perf(_))) {
                 return Err(EmuError::Unsupported(format!(
@@ -750,6 +756,7 @@ fn outcome(
             bottleneck_forward: bottleneck[0],
             bottleneck_return: bottleneck[1],
             losses,
+            connections: Vec::new(),
         });
     }
     samples.sort_by_key(|s| (s.t, s.flow));

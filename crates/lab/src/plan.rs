@@ -164,11 +164,22 @@ pub fn sim_config(
 ) -> Result<SimConfig, FieldError> {
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (index, flow) in scenario.flows.iter().enumerate() {
-        let controller = controllers::build(
-            &flow_controller(flow, spec)?,
-            Some(declared_bdp_bytes(scenario, index)),
-            true,
-        );
+        let controller_spec = flow_controller(flow, spec)?;
+        let declared_bdp = declared_bdp_bytes(scenario, index);
+        let controller = controllers::build(&controller_spec, Some(declared_bdp), true);
+        let resumed_controller: Option<sim::ResumedController> = controller_spec
+            .careful_resume()
+            .then(|| -> sim::ResumedController {
+                Arc::new(move |resume| {
+                    controllers::build_resumed(
+                        &controller_spec,
+                        Some(declared_bdp),
+                        true,
+                        Some(resume),
+                    )
+                    .factory
+                })
+            });
         flows.push(FlowConfig {
             name: flow.name.clone(),
             cc: controller.label,
@@ -184,6 +195,8 @@ pub fn sim_config(
             transport: transport_settings(scenario, index),
             scheduler: flow.scheduler.clone(),
             qlog: flow.qlog && qlog_dir.is_some(),
+            reconnect_after: flow.reconnect_after,
+            resumed_controller,
         });
     }
     Ok(SimConfig {

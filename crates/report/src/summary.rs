@@ -180,6 +180,124 @@ pub struct FlowSummary {
     pub losses: sim::LossAccounting,
     /// Each application on the connection, in flow order.
     pub apps: Vec<AppSummary>,
+    /// A flow that reconnects (`reconnect_after`): each connection, in order, with its
+    /// Careful Resume; absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<ConnectionSummary>,
+}
+
+/// One connection of a flow that reconnects.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConnectionSummary {
+    /// The client started connecting, seconds since run start.
+    pub start_s: f64,
+    /// Handshake duration, seconds.
+    pub handshake_s: Option<f64>,
+    /// Its first exchange: request sent → last byte read, seconds.
+    pub completion_s: Option<f64>,
+    /// Its first exchange: request sent → this many bytes in order, seconds.
+    pub time_to_bytes: Thresholds,
+    /// Packets its data sender sent.
+    pub sent_packets: u64,
+    /// Packets its data sender declared lost.
+    pub lost_packets: u64,
+    /// The flow's packets the forward buffer dropped while it was open.
+    pub forward_queue_drops: u64,
+    /// How its data sender's Careful Resume went, if it resumed (RFC 9959).
+    pub careful_resume: Option<ResumeSummary>,
+    /// What its data sender saved for the next connection, if anything.
+    pub saved: Option<SavedPathSummary>,
+}
+
+/// A saved path (RFC 9959 §3.1).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedPathSummary {
+    /// saved_cwnd, bytes.
+    pub cwnd_bytes: u64,
+    /// saved_rtt, ms.
+    pub rtt_ms: f64,
+}
+
+/// One connection's Careful Resume.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResumeSummary {
+    /// What it resumed from.
+    pub resumed_from: SavedPathSummary,
+    /// jump_cwnd, bytes; null if the window never jumped.
+    pub jump_bytes: Option<u64>,
+    /// PipeSize at the end, bytes.
+    pub pipe_bytes: u64,
+    /// Whether it went through Safe Retreat.
+    pub retreated: bool,
+    /// The phase it ended in.
+    pub phase: String,
+    /// Each phase change: when (seconds since run start), from, to, why.
+    pub transitions: Vec<ResumeTransitionSummary>,
+}
+
+/// One phase change of Careful Resume.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResumeTransitionSummary {
+    /// Seconds since run start.
+    pub at_s: f64,
+    /// Phase left.
+    pub from: String,
+    /// Phase entered.
+    pub to: String,
+    /// The trigger (the Careful Resume qlog draft's names).
+    pub trigger: String,
+}
+
+fn saved_summary(saved: &sim::SavedPathOutcome) -> SavedPathSummary {
+    SavedPathSummary {
+        cwnd_bytes: saved.cwnd_bytes,
+        rtt_ms: saved.rtt.as_secs_f64() * 1e3,
+    }
+}
+
+fn connection_summary(
+    scenario: &Scenario,
+    connection: &sim::ConnectionOutcome,
+) -> ConnectionSummary {
+    let perf = connection
+        .apps
+        .iter()
+        .find_map(PerfReport::of)
+        .unwrap_or_default();
+    let first = perf.exchanges.first();
+    ConnectionSummary {
+        start_s: seconds(connection.start),
+        handshake_s: connection.handshake.map(seconds),
+        completion_s: first.and_then(|e| e.completed_at.map(|c| seconds(c - e.requested_at))),
+        time_to_bytes: thresholds_map(
+            first.unwrap_or(&Exchange::default()),
+            &scenario.time_to_bytes,
+        ),
+        sent_packets: connection.sender.sent_packets,
+        lost_packets: connection.sender.lost_packets,
+        forward_queue_drops: connection.forward_queue_drops,
+        careful_resume: connection
+            .careful_resume
+            .as_ref()
+            .map(|resume| ResumeSummary {
+                resumed_from: saved_summary(&resume.resumed_from),
+                jump_bytes: resume.jump_bytes,
+                pipe_bytes: resume.pipe_bytes,
+                retreated: resume.retreated,
+                phase: resume.phase.to_owned(),
+                transitions: resume
+                    .transitions
+                    .iter()
+                    .map(|t| ResumeTransitionSummary {
+                        at_s: seconds(t.at),
+                        from: t.from.to_owned(),
+                        to: t.to.to_owned(),
+                        trigger: t.trigger.to_owned(),
+                    })
+                    .collect(),
+            }),
+        saved: connection.saved.as_ref().map(saved_summary),
+    }
 }
 
 /// One application of a flow.
@@ -522,6 +640,11 @@ fn flow_summary(
             .apps
             .iter()
             .map(|app| app_summary(app, flow, run_end))
+            .collect(),
+        connections: flow
+            .connections
+            .iter()
+            .map(|c| connection_summary(scenario, c))
             .collect(),
     }
 }

@@ -316,9 +316,9 @@ fn hybla_spec(
                 spec.base_rtt_window = Some(positive_duration_param(&field, value)?)
             }
             "careful_resume" => {
-                spec.careful_resume = value.as_bool().ok_or_else(|| {
-                    invalid(format!("expected true or false, got {value}"))
-                })?;
+                spec.careful_resume = value
+                    .as_bool()
+                    .ok_or_else(|| invalid(format!("expected true or false, got {value}")))?;
             }
             _ => {
                 return Err(invalid(

@@ -29,10 +29,12 @@ use netsim::{Direction, DropCause, IP_UDP_HEADER_BYTES, Path, PathConfig};
 use sched::{Scheduler, SchedulerSpec, TransportView};
 
 use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
+use crate::apps::perf::{self, PerfReport};
 use crate::determinism::{FrozenClock, SeededCidGenerator, reset_key, seed_bytes, token_key};
 use crate::losses;
 use crate::outcome::{
-    AppSample, FlowEnd, FlowOutcome, LinkSample, RunOutcome, Sample, SenderStats,
+    AppSample, ConnectionOutcome, FlowEnd, FlowOutcome, LinkSample, ResumeOutcome,
+    ResumeTransitionOutcome, RunOutcome, Sample, SavedPathOutcome, SenderStats,
 };
 use crate::tls::{self, Identity, TlsError};
 use probe::{ProbeReadings, ProbedFactory};
@@ -64,7 +66,18 @@ pub struct FlowConfig {
     pub transport: TransportSettings,
     /// Write qlog files for this flow's two connections (needs `SimConfig::qlog_dir`).
     pub qlog: bool,
+    /// After the applications complete, the client closes the connection, waits this long,
+    /// and runs fresh instances of them on a second connection (perf applications only).
+    pub reconnect_after: Option<Duration>,
+    /// The data sender's controller for a connection that resumes from what the flow's
+    /// previous connection saved (Careful Resume, RFC 9959); `None`: connections never resume.
+    pub resumed_controller: Option<ResumedController>,
 }
+
+/// Builds a controller factory resuming from a saved path (e.g. Hybla's
+/// `HyblaConfig::careful_resume`).
+pub type ResumedController =
+    Arc<dyn Fn(hybla::ResumeParams) -> Arc<dyn ControllerFactory + Send + Sync> + Send + Sync>;
 
 impl std::fmt::Debug for FlowConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,6 +89,8 @@ impl std::fmt::Debug for FlowConfig {
             .field("apps", &self.apps)
             .field("scheduler", &self.scheduler)
             .field("transport", &self.transport)
+            .field("reconnect_after", &self.reconnect_after)
+            .field("resumes", &self.resumed_controller.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -202,8 +217,78 @@ struct FlowState {
     server_apps: Vec<Box<dyn App>>,
     client_config: Option<ClientConfig>,
     started: bool,
+    /// When the first connection's handshake completed.
     connected_at: Option<Duration>,
     end: Option<(FlowEnd, Duration)>,
+    /// A flow that reconnects: its connections that ended, in order.
+    finished: Vec<ConnectionOutcome>,
+    /// Between the connections of a flow that reconnects: when the next one starts.
+    reconnect_at: Option<Duration>,
+    /// When the current connection's applications completed.
+    closed_at: Option<Duration>,
+    /// When the current connection started and its handshake completed.
+    connection_start: Duration,
+    connection_connected_at: Option<Duration>,
+    /// The flow's forward and return queue drops when the current connection started.
+    drops_at_start: (u64, u64),
+    /// What a new connection of the flow is keyed with.
+    keys: Keys,
+}
+
+/// TLS settings and the token key of a flow's connections.
+struct Keys {
+    server: Arc<quinn_proto::crypto::rustls::QuicServerConfig>,
+    client: Arc<quinn_proto::crypto::rustls::QuicClientConfig>,
+    token: Arc<ring::hkdf::Prk>,
+}
+
+/// The settings of connection `number` (from 0) of flow `index`: installs the server's on its
+/// endpoint, gives each end a fresh probe, and returns the client's. `sender_controller` is
+/// the data sender's controller (resumed or not); the other end uses the flow's.
+fn connection_configs(
+    config: &SimConfig,
+    index: usize,
+    number: usize,
+    sender_controller: Arc<dyn ControllerFactory + Send + Sync>,
+    keys: &Keys,
+    base: Instant,
+    (server, client): (&mut Side, &mut Side),
+) -> Result<ClientConfig, SimError> {
+    let flow = &config.flows[index];
+    let (server_controller, client_controller) = match flow.data_sender() {
+        Role::Server => (sender_controller, flow.controller.clone()),
+        Role::Client => (flow.controller.clone(), sender_controller),
+    };
+    server.probe = Arc::new(ProbeReadings::default());
+    client.probe = Arc::new(ProbeReadings::default());
+    let mut server_transport = crate::run_transport(
+        &flow.transport,
+        quinn_proto::Side::Server,
+        Arc::new(ProbedFactory::new(server_controller, server.probe.clone())),
+    );
+    let mut client_transport = crate::run_transport(
+        &flow.transport,
+        quinn_proto::Side::Client,
+        Arc::new(ProbedFactory::new(client_controller, client.probe.clone())),
+    );
+    if flow.qlog {
+        let role = |end: &str| match number {
+            0 => end.to_owned(),
+            n => format!("{end}-{}", n + 1),
+        };
+        attach_qlog(config, flow, &role("server"), base, &mut server_transport)?;
+        attach_qlog(config, flow, &role("client"), base, &mut client_transport)?;
+    }
+    let mut server_config = ServerConfig::new(keys.server.clone(), keys.token.clone());
+    server_config
+        .transport_config(Arc::new(server_transport))
+        .time_source(Arc::new(FrozenClock));
+    server
+        .endpoint
+        .set_server_config(Some(Arc::new(server_config)));
+    let mut client_config = ClientConfig::new(keys.client.clone());
+    client_config.transport_config(Arc::new(client_transport));
+    Ok(client_config)
 }
 
 /// Addresses are labels only: nothing leaves the process.
@@ -276,36 +361,30 @@ impl<'a> Simulation<'a> {
                 flow.scheduler.build(),
             );
 
-            let mut server_transport = crate::run_transport(
-                &flow.transport,
-                quinn_proto::Side::Server,
-                Arc::new(ProbedFactory::new(
-                    flow.controller.clone(),
-                    server.probe.clone(),
-                )),
-            );
-            let mut client_transport = crate::run_transport(
-                &flow.transport,
-                quinn_proto::Side::Client,
-                Arc::new(ProbedFactory::new(
-                    flow.controller.clone(),
-                    client.probe.clone(),
-                )),
-            );
-            if flow.qlog {
-                attach_qlog(config, flow, "server", base, &mut server_transport)?;
-                attach_qlog(config, flow, "client", base, &mut client_transport)?;
+            if flow.reconnect_after.is_some()
+                && let Some(app) = flow.apps.iter().find(|a| a.spec.kind() != perf::KIND)
+            {
+                return Err(SimError::Config(format!(
+                    "flow {}: reconnect_after works with perf applications only ({} is {})",
+                    flow.name,
+                    app.name,
+                    app.spec.kind()
+                )));
             }
-            let mut server_config =
-                ServerConfig::new(server_crypto.clone(), token_key(config.seed, stream + 8));
-            server_config
-                .transport_config(Arc::new(server_transport))
-                .time_source(Arc::new(FrozenClock));
-            server
-                .endpoint
-                .set_server_config(Some(Arc::new(server_config)));
-            let mut client_config = ClientConfig::new(client_crypto.clone());
-            client_config.transport_config(Arc::new(client_transport));
+            let keys = Keys {
+                server: server_crypto.clone(),
+                client: client_crypto.clone(),
+                token: token_key(config.seed, stream + 8),
+            };
+            let client_config = connection_configs(
+                config,
+                index,
+                0,
+                flow.controller.clone(),
+                &keys,
+                base,
+                (&mut server, &mut client),
+            )?;
             server.timeout = None;
             client.timeout = None;
             let (client_apps, server_apps) = flow.apps.iter().map(|app| app.spec.build()).unzip();
@@ -318,6 +397,13 @@ impl<'a> Simulation<'a> {
                 started: false,
                 connected_at: None,
                 end: None,
+                finished: Vec::new(),
+                reconnect_at: None,
+                closed_at: None,
+                connection_start: flow.start,
+                connection_connected_at: None,
+                drops_at_start: (0, 0),
+                keys,
             });
         }
         Ok(Self {
@@ -339,6 +425,7 @@ impl<'a> Simulation<'a> {
         let mut steps_at_now = 0u64;
         let end_time = loop {
             self.start_flows(now);
+            self.reconnect_flows(now)?;
             self.stop_flows(now);
             self.deliver(now);
             self.fire_timers(now);
@@ -383,25 +470,138 @@ impl<'a> Simulation<'a> {
             }
             flow.started = true;
             let client_config = flow.client_config.take().expect("configured once");
-            match flow.client.endpoint.connect(
-                self.base + now,
-                client_config,
-                flow.server.address,
-                tls::SERVER_NAME,
-            ) {
-                Ok((handle, connection)) => {
-                    flow.client.connection = Some((handle, connection));
-                    flow.client.dirty = true;
-                }
-                Err(e) => {
-                    flow.end = Some((
-                        FlowEnd::Error {
-                            reason: e.to_string(),
-                        },
-                        now,
-                    ))
-                }
+            Self::connect(flow, self.base, now, client_config);
+        }
+    }
+
+    fn connect(flow: &mut FlowState, base: Instant, now: Duration, client_config: ClientConfig) {
+        match flow.client.endpoint.connect(
+            base + now,
+            client_config,
+            flow.server.address,
+            tls::SERVER_NAME,
+        ) {
+            Ok((handle, connection)) => {
+                flow.client.connection = Some((handle, connection));
+                flow.client.dirty = true;
             }
+            Err(e) => {
+                flow.end = Some((
+                    FlowEnd::Error {
+                        reason: e.to_string(),
+                    },
+                    now,
+                ))
+            }
+        }
+    }
+
+    /// A flow that reconnects, its gap over: the ended connection's record (and what its data
+    /// sender saved), then a new connection with fresh applications, the data sender resuming
+    /// from the saved path when the flow resumes.
+    fn reconnect_flows(&mut self, now: Duration) -> Result<(), SimError> {
+        for index in 0..self.flows.len() {
+            if self.flows[index].reconnect_at.is_none_or(|t| t > now) {
+                continue;
+            }
+            let ended_at = self.flows[index].closed_at;
+            let record = self.connection_outcome(index, ended_at);
+            let config = &self.config.flows[index];
+            let sender_controller = match (&config.resumed_controller, record.saved) {
+                (Some(resumed), Some(saved)) => {
+                    resumed(hybla::ResumeParams::new(hybla::SavedPath {
+                        saved_cwnd_bytes: saved.cwnd_bytes,
+                        saved_rtt: saved.rtt,
+                    }))
+                }
+                _ => config.controller.clone(),
+            };
+            let drops = (
+                self.path
+                    .flow_stats(index, Direction::Forward)
+                    .dropped_packets,
+                self.path
+                    .flow_stats(index, Direction::Return)
+                    .dropped_packets,
+            );
+            let flow = &mut self.flows[index];
+            let number = flow.finished.len() + 1;
+            flow.finished.push(record);
+            for side in [&mut flow.server, &mut flow.client] {
+                side.connection = None;
+                side.timeout = None;
+                side.scheduler = config.scheduler.build();
+                side.max_burst_packets = 0;
+            }
+            let client_config = connection_configs(
+                self.config,
+                index,
+                number,
+                sender_controller,
+                &flow.keys,
+                self.base,
+                (&mut flow.server, &mut flow.client),
+            )?;
+            (flow.client_apps, flow.server_apps) =
+                config.apps.iter().map(|app| app.spec.build()).unzip();
+            flow.reconnect_at = None;
+            flow.closed_at = None;
+            flow.connection_start = now;
+            flow.connection_connected_at = None;
+            flow.drops_at_start = drops;
+            Self::connect(flow, self.base, now, client_config);
+        }
+        Ok(())
+    }
+
+    /// The current connection of flow `index` as a record; `ended_at`: when its applications
+    /// completed.
+    fn connection_outcome(&self, index: usize, ended_at: Option<Duration>) -> ConnectionOutcome {
+        let flow = &self.flows[index];
+        let config = &self.config.flows[index];
+        let sender = Self::data_sender(flow, config);
+        let resume_state = sender
+            .connection
+            .as_ref()
+            .and_then(|(_, c)| probe::inner_of(c.congestion_state().clone_box()))
+            .and_then(hybla::resume_state_of);
+        let careful_resume = resume_state.as_ref().and_then(|state| {
+            let report = state.report.as_ref()?;
+            let run_time = |at: Duration| (state.epoch + at).saturating_duration_since(self.base);
+            Some(ResumeOutcome {
+                resumed_from: report.saved.into(),
+                jump_bytes: report.jump_bytes,
+                pipe_bytes: report.pipe_bytes,
+                retreated: report.retreated,
+                phase: report.phase.name(),
+                transitions: report
+                    .transitions
+                    .iter()
+                    .map(|t| ResumeTransitionOutcome {
+                        at: run_time(t.at),
+                        from: t.from.name(),
+                        to: t.to.name(),
+                        trigger: t.trigger.name(),
+                    })
+                    .collect(),
+            })
+        });
+        let dropped = |direction| self.path.flow_stats(index, direction).dropped_packets;
+        ConnectionOutcome {
+            start: flow.connection_start,
+            handshake: flow
+                .connection_connected_at
+                .map(|t| t.saturating_sub(flow.connection_start)),
+            ended_at,
+            delivered_bytes: Self::connection_delivered_bytes(flow, config),
+            apps: Self::app_outcomes(flow, config),
+            sender: Self::sender_stats(sender),
+            forward_queue_drops: dropped(Direction::Forward) - flow.drops_at_start.0,
+            return_queue_drops: dropped(Direction::Return) - flow.drops_at_start.1,
+            careful_resume,
+            saved: resume_state
+                .and_then(|state| state.observation)
+                .map(SavedPathOutcome::from),
         }
     }
 
@@ -568,7 +768,8 @@ impl<'a> Simulation<'a> {
             match event {
                 Event::Connected => {
                     let apps = if is_client {
-                        flow.connected_at = Some(now);
+                        flow.connected_at.get_or_insert(now);
+                        flow.connection_connected_at = Some(now);
                         &mut flow.client_apps
                     } else {
                         &mut flow.server_apps
@@ -577,7 +778,11 @@ impl<'a> Simulation<'a> {
                         app.on_connected(now);
                     }
                 }
-                Event::ConnectionLost { reason } if flow.end.is_none() => {
+                // Between the connections of a flow that reconnects, the closed one's end is
+                // not the flow's.
+                Event::ConnectionLost { reason }
+                    if flow.end.is_none() && flow.reconnect_at.is_none() =>
+                {
                     let end = match reason {
                         ConnectionError::LocallyClosed => FlowEnd::Completed,
                         ConnectionError::ApplicationClosed(ref close)
@@ -631,11 +836,16 @@ impl<'a> Simulation<'a> {
         }
         if is_client
             && flow.end.is_none()
+            && flow.reconnect_at.is_none()
             && !flow.client_apps.is_empty()
             && flow.client_apps.iter().all(|a| a.is_finished())
         {
-            flow.end = Some((FlowEnd::Completed, now));
             connection.close(at, 0u32.into(), "done".into());
+            flow.closed_at = Some(now);
+            match flow_config.reconnect_after {
+                Some(gap) if flow.finished.is_empty() => flow.reconnect_at = Some(now + gap),
+                _ => flow.end = Some((FlowEnd::Completed, now)),
+            }
         }
         let mut burst_packets = 0u64;
         while let Some(transmit) = connection.poll_transmit(at, 1, &mut self.buf) {
@@ -701,6 +911,7 @@ impl<'a> Simulation<'a> {
             if flow.end.is_none() {
                 consider(config.stop_at);
             }
+            consider(flow.reconnect_at);
         }
         next
     }
@@ -712,7 +923,8 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// Bytes each of the flow's applications has received in order, at its receiving end.
+    /// Bytes each of the flow's applications has received in order, at its receiving end, on
+    /// all the flow's connections.
     fn app_delivered_bytes<'f>(
         flow: &'f FlowState,
         config: &'f FlowConfig,
@@ -721,9 +933,18 @@ impl<'a> Simulation<'a> {
             .apps
             .iter()
             .zip(flow.client_apps.iter().zip(&flow.server_apps))
-            .map(|(app, (client, server))| match app.spec.data_sender() {
-                Role::Server => client.received_bytes(),
-                Role::Client => server.received_bytes(),
+            .enumerate()
+            .map(|(index, (app, (client, server)))| {
+                let earlier: u64 = flow
+                    .finished
+                    .iter()
+                    .map(|c| c.apps[index].received_bytes)
+                    .sum();
+                earlier
+                    + match app.spec.data_sender() {
+                        Role::Server => client.received_bytes(),
+                        Role::Client => server.received_bytes(),
+                    }
             })
     }
 
@@ -732,6 +953,58 @@ impl<'a> Simulation<'a> {
         Self::app_delivered_bytes(flow, config).sum()
     }
 
+    /// [`Self::delivered_bytes`] on the current connection only.
+    fn connection_delivered_bytes(flow: &FlowState, config: &FlowConfig) -> u64 {
+        let earlier: u64 = flow.finished.iter().map(|c| c.delivered_bytes).sum();
+        Self::delivered_bytes(flow, config) - earlier
+    }
+
+    /// The data sender's counters on its current connection.
+    fn sender_stats(sender: &Side) -> SenderStats {
+        sender
+            .connection
+            .as_ref()
+            .map(|(_, c)| {
+                let s = c.stats();
+                SenderStats {
+                    sent_packets: s.path.sent_packets,
+                    lost_packets: s.path.lost_packets,
+                    lost_bytes: s.path.lost_bytes,
+                    congestion_events: s.path.congestion_events,
+                    final_cwnd_bytes: s.path.cwnd,
+                    max_burst_packets: sender.max_burst_packets,
+                }
+            })
+            .unwrap_or_default()
+    }
+
+    /// The applications of a flow over all its connections: a perf application's exchanges
+    /// one after the other, its bytes and busy periods added up.
+    fn merged_app_outcomes(connections: &[ConnectionOutcome]) -> Vec<AppOutcome> {
+        let Some(first) = connections.first() else {
+            return Vec::new();
+        };
+        (0..first.apps.len())
+            .map(|index| {
+                let runs: Vec<&AppOutcome> = connections.iter().map(|c| &c.apps[index]).collect();
+                let mut report = PerfReport::default();
+                for run in &runs {
+                    let part = PerfReport::of(run).unwrap_or_default();
+                    report.exchanges.extend(part.exchanges);
+                    report.downloaded_bytes += part.downloaded_bytes;
+                    report.uploaded_bytes += part.uploaded_bytes;
+                }
+                let mut merged = report.into_outcome(
+                    &first.apps[index].name,
+                    runs.iter().map(|r| r.received_bytes).sum(),
+                );
+                merged.busy_periods = runs.iter().flat_map(|r| r.busy_periods.clone()).collect();
+                merged
+            })
+            .collect()
+    }
+
+    /// The current connection's applications.
     fn app_outcomes(flow: &FlowState, config: &FlowConfig) -> Vec<AppOutcome> {
         config
             .apps
@@ -820,6 +1093,8 @@ impl<'a> Simulation<'a> {
             .iter()
             .filter(|d| d.flow == index && d.direction == direction)
             .filter(|d| d.cause != DropCause::Oversize)
+            // The controller that judged them is the current connection's.
+            .filter(|d| d.sent_at >= flow.connection_start)
             .map(|d| losses::Drop {
                 sent_at: d.sent_at,
                 congestion: d.cause.is_congestion(),
@@ -856,40 +1131,41 @@ impl<'a> Simulation<'a> {
         let mut flows = Vec::with_capacity(self.flows.len());
         for (index, flow) in self.flows.iter().enumerate() {
             let config = &self.config.flows[index];
-            let sender = Self::data_sender(flow, config);
-            let sender_stats = sender
-                .connection
-                .as_ref()
-                .map(|(_, c)| {
-                    let s = c.stats();
-                    SenderStats {
-                        sent_packets: s.path.sent_packets,
-                        lost_packets: s.path.lost_packets,
-                        lost_bytes: s.path.lost_bytes,
-                        congestion_events: s.path.congestion_events,
-                        final_cwnd_bytes: s.path.cwnd,
-                        max_burst_packets: sender.max_burst_packets,
-                    }
-                })
-                .unwrap_or_default();
+            let mut sender_stats = Self::sender_stats(Self::data_sender(flow, config));
+            let mut apps = Self::app_outcomes(flow, config);
             let (end, ended_at) = match &flow.end {
                 Some((end, at)) => (end.clone(), Some(*at)),
                 None if flow.connected_at.is_none() => (FlowEnd::NotConnected, None),
                 None => (FlowEnd::Running, None),
             };
+            let mut connections = Vec::new();
+            if config.reconnect_after.is_some() {
+                connections = flow.finished.clone();
+                if flow.reconnect_at.is_none() {
+                    let completed = matches!(end, FlowEnd::Completed).then_some(ended_at);
+                    connections.push(self.connection_outcome(index, completed.flatten()));
+                }
+                sender_stats = connections
+                    .iter()
+                    .map(|c| c.sender)
+                    .reduce(SenderStats::then)
+                    .unwrap_or_default();
+                apps = Self::merged_app_outcomes(&connections);
+            }
             flows.push(FlowOutcome {
                 name: config.name.clone(),
                 cc: config.cc.clone(),
                 start: config.start,
                 handshake: flow.connected_at.map(|t| t.saturating_sub(config.start)),
                 delivered_bytes: Self::delivered_bytes(flow, config),
-                apps: Self::app_outcomes(flow, config),
+                apps,
                 end,
                 ended_at,
                 sender: sender_stats,
                 bottleneck_forward: self.path.flow_stats(index, Direction::Forward),
                 bottleneck_return: self.path.flow_stats(index, Direction::Return),
                 losses: self.loss_accounting(index, &drops),
+                connections,
             });
         }
         let forward = self.path.link(Direction::Forward);

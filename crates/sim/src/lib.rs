@@ -20,11 +20,12 @@ mod transport;
 
 pub use app::{App, AppError, AppOutcome, AppSpec, Context, Role};
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
-pub use driver::{Control, FlowApp, FlowConfig, SimConfig, SimError, run};
+pub use driver::{Control, FlowApp, FlowConfig, ResumedController, SimConfig, SimError, run};
 pub use losses::LossAccounting;
 pub use outcome::{
-    AppSample, EmulatorDrops, EmulatorLateness, FlowEnd, FlowOutcome, LinkSample, RunOutcome,
-    Sample, SenderStats,
+    AppSample, ConnectionOutcome, EmulatorDrops, EmulatorLateness, FlowEnd, FlowOutcome,
+    LinkSample, ResumeOutcome, ResumeTransitionOutcome, RunOutcome, Sample, SavedPathOutcome,
+    SenderStats,
 };
 pub use probe::{ProbeReadings, ProbedFactory};
 pub use quinn_satellite::settings::{

@@ -71,8 +71,99 @@ pub struct FlowOutcome {
     pub bottleneck_forward: FlowLinkStats,
     /// This flow's packets at the bottleneck, client → server.
     pub bottleneck_return: FlowLinkStats,
-    /// The data sender's lost packets by cause, and how its controller took them.
+    /// The data sender's lost packets by cause, and how its controller took them (a flow
+    /// that reconnected: its last connection's).
     pub losses: crate::LossAccounting,
+    /// Each connection of a flow that reconnected (`reconnect_after`), in order; empty for a
+    /// flow of one connection (whose numbers are all above).
+    pub connections: Vec<ConnectionOutcome>,
+}
+
+impl SenderStats {
+    /// The counters of two connections of one flow, one after the other.
+    pub fn then(self, later: SenderStats) -> SenderStats {
+        SenderStats {
+            sent_packets: self.sent_packets + later.sent_packets,
+            lost_packets: self.lost_packets + later.lost_packets,
+            lost_bytes: self.lost_bytes + later.lost_bytes,
+            congestion_events: self.congestion_events + later.congestion_events,
+            final_cwnd_bytes: later.final_cwnd_bytes,
+            max_burst_packets: self.max_burst_packets.max(later.max_burst_packets),
+        }
+    }
+}
+
+/// One connection of a flow that reconnected.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionOutcome {
+    /// When the client started connecting (run time).
+    pub start: Duration,
+    /// Handshake duration, if it completed.
+    pub handshake: Option<Duration>,
+    /// When its applications completed (run time), if they did.
+    pub ended_at: Option<Duration>,
+    /// Bytes its applications received in order.
+    pub delivered_bytes: u64,
+    /// Its applications, in flow order.
+    pub apps: Vec<AppOutcome>,
+    /// Its data sender's counters.
+    pub sender: SenderStats,
+    /// The flow's packets dropped by the forward buffer while it was open.
+    pub forward_queue_drops: u64,
+    /// The flow's packets dropped by the return buffer while it was open.
+    pub return_queue_drops: u64,
+    /// How its data sender's Careful Resume went, if it resumed.
+    pub careful_resume: Option<ResumeOutcome>,
+    /// What its data sender saved for the next connection (RFC 9959 §3.1), if anything.
+    pub saved: Option<SavedPathOutcome>,
+}
+
+/// A saved path: the window and RTT a connection measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SavedPathOutcome {
+    /// saved_cwnd, bytes.
+    pub cwnd_bytes: u64,
+    /// saved_rtt.
+    pub rtt: Duration,
+}
+
+impl From<hybla::SavedPath> for SavedPathOutcome {
+    fn from(saved: hybla::SavedPath) -> Self {
+        SavedPathOutcome {
+            cwnd_bytes: saved.saved_cwnd_bytes,
+            rtt: saved.saved_rtt,
+        }
+    }
+}
+
+/// One connection's Careful Resume (RFC 9959), with run times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResumeOutcome {
+    /// What it resumed from.
+    pub resumed_from: SavedPathOutcome,
+    /// jump_cwnd, bytes, if the window jumped.
+    pub jump_bytes: Option<u64>,
+    /// PipeSize at the end, bytes.
+    pub pipe_bytes: u64,
+    /// Whether it went through Safe Retreat.
+    pub retreated: bool,
+    /// The phase it ended in.
+    pub phase: &'static str,
+    /// Every phase change.
+    pub transitions: Vec<ResumeTransitionOutcome>,
+}
+
+/// One phase change of Careful Resume.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResumeTransitionOutcome {
+    /// When (run time).
+    pub at: Duration,
+    /// Phase left (qlog name).
+    pub from: &'static str,
+    /// Phase entered.
+    pub to: &'static str,
+    /// Why.
+    pub trigger: &'static str,
 }
 
 /// One application's progress at one sample tick.

@@ -124,6 +124,8 @@ fn first_data_ack(transport: TransportSettings) -> Duration {
             transport,
             scheduler: Default::default(),
             qlog: false,
+            reconnect_after: None,
+            resumed_controller: None,
         }],
         qlog_dir: None,
     };

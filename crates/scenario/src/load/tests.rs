@@ -571,7 +571,11 @@ fn a_reconnecting_flow_with_careful_resume_loads() {
 
 #[test]
 fn reconnect_needs_perf_exchanges_that_finish() {
-    fails(BASE, &["flow.reconnect_after=0s"], "flow[0].reconnect_after");
+    fails(
+        BASE,
+        &["flow.reconnect_after=0s"],
+        "flow[0].reconnect_after",
+    );
     let m = fails(
         BASE,
         &["flow.reconnect_after=10s", "flow.repeat_after=10s"],

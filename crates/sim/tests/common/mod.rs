@@ -64,6 +64,8 @@ pub fn single_flow(
             transport,
             scheduler: Default::default(),
             qlog: false,
+            reconnect_after: None,
+            resumed_controller: None,
         }],
         qlog_dir: None,
     }
