@@ -476,6 +476,19 @@ impl Hybla {
             ResumeCommand::ExitRetreat { ssthresh_bytes } => {
                 self.ssthresh_bytes = ssthresh_bytes;
             }
+            ResumeCommand::Validated => {
+                // The jump and the Validating Phase's slow start were Careful Resume's
+                // start-up: Hybla's own ends here, at the validated window, and congestion
+                // avoidance (whose pipe-aware rules drain a standing queue) goes on from it.
+                // Start-up continuing instead would grow the window exponentially past a
+                // path whose capacity fell since the saved one was measured, as long as its
+                // buffer hides the excess (a quarter of the capacity behind a buffer sized
+                // for the old one: 10 000 drops, none without resumption).
+                self.ssthresh_bytes = self.cwnd_bytes;
+                if std::mem::replace(&mut self.estimating_ssthresh, false) {
+                    self.startup_ended_at = Some(now);
+                }
+            }
         }
     }
 

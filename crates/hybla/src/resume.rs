@@ -145,6 +145,9 @@ pub(crate) enum ResumeCommand {
     SetWindow(u64),
     /// §3.5 (Re-initializing CWND): CWND = this (at most PipeSize / 2).
     Retreat(u64),
+    /// §3.4: the jump was validated; Careful Resume ends and the controller's own rules
+    /// continue from the window it reached.
+    Validated,
     /// §3.5: leaving Safe Retreat, ssthresh = PipeSize × Beta.
     ExitRetreat {
         /// The new slow-start threshold, bytes.
@@ -416,7 +419,7 @@ impl CarefulResume {
                     ResumePhase::Normal,
                     ResumeTrigger::LastUnvalidatedPacketAcknowledged,
                 );
-                None
+                Some(ResumeCommand::Validated)
             }
             ResumePhase::SafeRetreat if self.last_unvalidated_acked => {
                 // §3.5: ssthresh ≤ PipeSize × Beta on leaving.
@@ -920,7 +923,10 @@ mod tests {
             None
         );
         assert_eq!(cr.phase(), ResumePhase::Validating);
-        assert_eq!(ack(&mut cr, MS(1_310), MS(710), 490, 0, 1_200_000), None);
+        assert_eq!(
+            ack(&mut cr, MS(1_310), MS(710), 490, 0, 1_200_000),
+            Some(ResumeCommand::Validated)
+        );
         assert_eq!(cr.phase(), ResumePhase::Normal);
         assert_eq!(
             triggers(&cr).last(),

@@ -35,6 +35,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "kuhn-lossy",
         include_str!("../../../scenarios/kuhn-lossy.toml"),
     ),
+    (
+        "resume-kuhn-large",
+        include_str!("../../../scenarios/resume-kuhn-large.toml"),
+    ),
     ("sat", include_str!("../../../scenarios/sat.toml")),
     ("satl", include_str!("../../../scenarios/satl.toml")),
     (
