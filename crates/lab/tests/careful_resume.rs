@@ -1,0 +1,113 @@
+//! Careful Resume (RFC 9959) end to end: a flow that reconnects, its second connection's
+//! server resuming from what the first measured, on a GEO path that is the same for both
+//! connections and on one whose capacity fell to a quarter in between (with a buffer too
+//! small for the jump, so Safe Retreat must fire). Byte-identical summaries for one seed.
+
+use std::sync::atomic::AtomicBool;
+
+use lab::runner::{self, Silent};
+use report::summary::{ConnectionSummary, RunSummary};
+use scenario::{RunSpec, Scenario};
+
+/// 50/5 Mbit/s, RTT 600 ms, 12 MB downloaded twice, 5 s apart; neither connection is told the
+/// path.
+const SCENARIO: &str = r#"
+name = "resume-short"
+duration = "60s"
+time_to_bytes = ["12MB"]
+[path.forward]
+rate = "50Mbit"
+delay = "300ms"
+queue = "1bdp"
+[path.return]
+rate = "5Mbit"
+delay = "300ms"
+queue = "1bdp"
+[[flow]]
+name = "download"
+cc = "hybla"
+cc_params = { initial_ssthresh = "estimate", careful_resume = true }
+download = "12MB"
+reconnect_after = "5s"
+"#;
+
+fn summary(overrides: &[&str]) -> RunSummary {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let scenario = Scenario::from_toml_str(SCENARIO, "test", &overrides).unwrap();
+    let runs = runner::run_all(
+        &scenario,
+        &[RunSpec {
+            cc_override: None,
+            seed: 1,
+        }],
+        None,
+        1,
+        &Silent,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    report::output::summarize(&scenario, 1, 1, &runs)
+        .runs
+        .remove(0)
+}
+
+fn connections(summary: &RunSummary) -> &[ConnectionSummary] {
+    let connections = &summary.flows[0].connections;
+    assert_eq!(connections.len(), 2, "two connections");
+    connections
+}
+
+const NO_RESUME: &str = r#"flow.cc_params={ initial_ssthresh = "estimate", careful_resume = false }"#;
+
+#[test]
+fn the_second_connection_resumes_and_finishes_sooner() {
+    let resumed = summary(&[]);
+    let [first, second] = connections(&resumed) else {
+        unreachable!()
+    };
+    assert_eq!(resumed.flows[0].state, "completed");
+    assert!(first.careful_resume.is_none());
+    let saved = first.saved.as_ref().expect("the first connection saved its path");
+    let cr = second.careful_resume.as_ref().expect("the second resumed");
+    assert_eq!(cr.resumed_from.cwnd_bytes, saved.cwnd_bytes);
+    assert_eq!(cr.jump_bytes, Some(saved.cwnd_bytes / 2));
+    assert!(!cr.retreated);
+    let path: Vec<&str> = cr.transitions.iter().map(|t| t.to.as_str()).collect();
+    assert_eq!(path, ["unvalidated", "validating", "normal"]);
+    // The jump comes after the second connection started and its handshake was acknowledged.
+    assert!(cr.transitions[0].at_s > second.start_s + second.handshake_s.unwrap());
+    // Both exchanges are the flow's.
+    assert_eq!(resumed.flows[0].exchanges.len(), 2);
+    assert_eq!(resumed.flows[0].bytes_delivered, 24_000_000);
+
+    let plain = summary(&[NO_RESUME]);
+    let [_, unresumed] = connections(&plain) else {
+        unreachable!()
+    };
+    assert!(unresumed.careful_resume.is_none());
+    let (with, without) = (second.completion_s.unwrap(), unresumed.completion_s.unwrap());
+    // Half an RTT saved at least (the line-rate floor is 2.5 s; Hybla alone takes 4.2 s).
+    assert!(with < without - 0.3, "resumed {with} s, not {without} s");
+}
+
+#[test]
+fn a_jump_into_a_quarter_of_the_capacity_retreats() {
+    let changed = [
+        r#"path.forward.schedule=[{ at = "8s", rate = "12.5Mbit" }]"#,
+        "path.forward.queue=0.25bdp",
+    ];
+    let resumed = summary(&changed);
+    let second = &connections(&resumed)[1];
+    assert!(second.start_s > 8.0, "the path changed before the reconnection");
+    let cr = second.careful_resume.as_ref().unwrap();
+    assert!(cr.retreated, "{cr:?}");
+    assert!(cr.transitions.iter().any(|t| t.to == "safe_retreat"));
+    assert_eq!(resumed.flows[0].state, "completed");
+}
+
+#[test]
+fn same_seed_gives_the_same_summary() {
+    let a = serde_json::to_string(&summary(&[])).unwrap();
+    let b = serde_json::to_string(&summary(&[])).unwrap();
+    assert_eq!(a, b);
+}
