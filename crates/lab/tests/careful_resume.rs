@@ -57,7 +57,8 @@ fn connections(summary: &RunSummary) -> &[ConnectionSummary] {
     connections
 }
 
-const NO_RESUME: &str = r#"flow.cc_params={ initial_ssthresh = "estimate", careful_resume = false }"#;
+const NO_RESUME: &str =
+    r#"flow.cc_params={ initial_ssthresh = "estimate", careful_resume = false }"#;
 
 #[test]
 fn the_second_connection_resumes_and_finishes_sooner() {
@@ -67,7 +68,10 @@ fn the_second_connection_resumes_and_finishes_sooner() {
     };
     assert_eq!(resumed.flows[0].state, "completed");
     assert!(first.careful_resume.is_none());
-    let saved = first.saved.as_ref().expect("the first connection saved its path");
+    let saved = first
+        .saved
+        .as_ref()
+        .expect("the first connection saved its path");
     let cr = second.careful_resume.as_ref().expect("the second resumed");
     assert_eq!(cr.resumed_from.cwnd_bytes, saved.cwnd_bytes);
     assert_eq!(cr.jump_bytes, Some(saved.cwnd_bytes / 2));
@@ -85,7 +89,10 @@ fn the_second_connection_resumes_and_finishes_sooner() {
         unreachable!()
     };
     assert!(unresumed.careful_resume.is_none());
-    let (with, without) = (second.completion_s.unwrap(), unresumed.completion_s.unwrap());
+    let (with, without) = (
+        second.completion_s.unwrap(),
+        unresumed.completion_s.unwrap(),
+    );
     // Half an RTT saved at least (the line-rate floor is 2.5 s; Hybla alone takes 4.2 s).
     assert!(with < without - 0.3, "resumed {with} s, not {without} s");
 }
@@ -98,7 +105,10 @@ fn a_jump_into_a_quarter_of_the_capacity_retreats() {
     ];
     let resumed = summary(&changed);
     let second = &connections(&resumed)[1];
-    assert!(second.start_s > 8.0, "the path changed before the reconnection");
+    assert!(
+        second.start_s > 8.0,
+        "the path changed before the reconnection"
+    );
     let cr = second.careful_resume.as_ref().unwrap();
     assert!(cr.retreated, "{cr:?}");
     assert!(cr.transitions.iter().any(|t| t.to == "safe_retreat"));
