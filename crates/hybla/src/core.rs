@@ -442,7 +442,7 @@ impl Hybla {
 
     /// What this connection measured of its path, for the next connection to resume from
     /// (RFC 9959 §3.1): the largest window-limited delivery per round trip of the last
-    /// [`OBSERVATION_WINDOW`] (delivery rate × base RTT, so a slow-start overshoot does not
+    /// 10 s, `OBSERVATION_WINDOW` (delivery rate × base RTT, so a slow-start overshoot does not
     /// count, §4.1) and the base RTT. `None` while it is below four initial windows (not worth
     /// resuming, §3.1) or the connection never filled its window.
     pub fn observation(&self) -> Option<SavedPath> {
