@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -125,18 +127,25 @@ async fn exchange(
         .await
         .map_err(|e| EndpointError::Connection(e.to_string()))?;
     let upload_bytes = options.upload_bytes;
-    let uploader = tokio::spawn(async move {
-        let mut offset = 0u64;
-        while offset < upload_bytes {
-            let len = (upload_bytes - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
-            if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
-                break;
+    let uploaded = Arc::new(AtomicU64::new(0));
+    let mut uploader = {
+        let uploaded = uploaded.clone();
+        tokio::spawn(async move {
+            let mut offset = 0u64;
+            while offset < upload_bytes {
+                let len = (upload_bytes - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
+                if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
+                    break;
+                }
+                offset += len as u64;
+                uploaded.store(offset, Ordering::Relaxed);
             }
-            offset += len as u64;
-        }
-        let _ = send.finish();
-        offset
-    });
+            let _ = send.finish();
+            // Until the server has it all (or stopped the stream): written is not delivered,
+            // and the connection must not close under the upload's tail.
+            let _ = send.stopped().await;
+        })
+    };
     let mut ranges = ReceivedRanges::default();
     let mut first_byte = None;
     let mut reached = BTreeMap::new();
@@ -192,7 +201,17 @@ async fn exchange(
         progress(ranges.prefix());
     }
     let transfer = request_at.elapsed();
-    let bytes_uploaded = uploader.await.unwrap_or(0);
+    // The upload's tail, within the deadline if there is one.
+    let delivered = match deadline {
+        Some(d) => tokio::time::timeout_at(d.into(), &mut uploader)
+            .await
+            .is_ok(),
+        None => (&mut uploader).await.is_ok(),
+    };
+    if !delivered {
+        uploader.abort();
+    }
+    let bytes_uploaded = uploaded.load(Ordering::Relaxed);
     Ok(Exchange {
         request_at,
         first_byte,
