@@ -13,11 +13,12 @@
 //! read), as is an entry keyed by other prefix lengths than the store's, an expired entry and
 //! an entry observed in the future.
 
+use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
 use hybla::SavedPath;
 
-use super::key::{PathKey, Prefix, PrefixError, PrefixLengths};
+use super::key::{PathKey, Prefix, PrefixLengths};
 
 /// The first line of a store file: the format's name and version.
 pub(crate) const HEADER: &str = "satquic-resume-store 1";
@@ -82,9 +83,42 @@ pub struct Ignored {
     pub reason: IgnoredReason,
 }
 
+/// Why a written prefix was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PrefixError {
+    /// Not `address/length`, a length beyond the family's, a non-canonical address or bits
+    /// set beyond the prefix.
+    Malformed,
+    /// A well-formed prefix of another length than this store keys the family by.
+    OtherKeying {
+        /// The length written.
+        length: u8,
+        /// The store's length for the family.
+        expected: u8,
+    },
+}
+
+/// Parses `a.b.c.d/len` or `x:y::z/len` as [`Prefix`]'s `Display` writes it, strictly: the
+/// length must be the one `lengths` gives the family (else the entry was keyed by another
+/// setting and names another set of paths), and the address must be written canonically
+/// with no bits set beyond the prefix.
+fn parse_prefix(text: &str, lengths: PrefixLengths) -> Result<Prefix, PrefixError> {
+    let (address, length) = text.split_once('/').ok_or(PrefixError::Malformed)?;
+    let address: IpAddr = address.parse().map_err(|_| PrefixError::Malformed)?;
+    let length = parse_digits(length)
+        .and_then(|l| u8::try_from(l).ok())
+        .ok_or(PrefixError::Malformed)?;
+    let prefix = Prefix::exact(address, length).ok_or(PrefixError::Malformed)?;
+    let expected = lengths.for_address(address);
+    if length != expected {
+        return Err(PrefixError::OtherKeying { length, expected });
+    }
+    Ok(prefix)
+}
+
 /// `text` as digits only (no sign, no spaces, at most 20 of them), as a number.
 /// `str::parse` would accept a leading `+`; a file written by this module never has one.
-pub(crate) fn parse_digits(text: &str) -> Option<u64> {
+fn parse_digits(text: &str) -> Option<u64> {
     if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -126,7 +160,7 @@ pub(crate) fn parse_line(line: &str, lengths: Keying) -> Result<FileEntry, Ignor
         )));
     };
     let prefix = |field: &str, text: &str, lengths: PrefixLengths| {
-        Prefix::parse(text, lengths).map_err(|e| match e {
+        parse_prefix(text, lengths).map_err(|e| match e {
             PrefixError::Malformed => IgnoredReason::Corrupt(format!(
                 "{field}: {text:?} is not an address/prefix with no bits beyond the prefix"
             )),

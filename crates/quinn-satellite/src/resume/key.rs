@@ -96,31 +96,12 @@ impl Prefix {
         self.length
     }
 
-    /// Parses `a.b.c.d/len` or `x:y::z/len` as written by [`fmt::Display`], strictly: the
-    /// length must be the one `lengths` gives the family (else the entry was keyed by another
-    /// setting and names another set of paths), and the address must have no bits set beyond
-    /// it.
-    pub(crate) fn parse(text: &str, lengths: PrefixLengths) -> Result<Prefix, PrefixError> {
-        let (address, length) = text.split_once('/').ok_or(PrefixError::Malformed)?;
-        let address: IpAddr = address.parse().map_err(|_| PrefixError::Malformed)?;
-        let length = super::file::parse_digits(length).ok_or(PrefixError::Malformed)?;
+    /// The prefix `address/length` exactly as written: `None` unless `address` is in its
+    /// canonical form (IPv4 as IPv4), `length` fits the family and no bit beyond it is set.
+    pub(crate) fn exact(address: IpAddr, length: u8) -> Option<Prefix> {
         let max = if address.is_ipv4() { 32 } else { 128 };
-        if length > max {
-            return Err(PrefixError::Malformed);
-        }
-        let length = length as u8;
-        if address.to_canonical() != address {
-            // Always written in canonical (IPv4) form.
-            return Err(PrefixError::Malformed);
-        }
-        let expected = lengths.for_address(address);
-        if length != expected {
-            return Err(PrefixError::OtherKeying { length, expected });
-        }
-        if mask(address, length) != address {
-            return Err(PrefixError::Malformed);
-        }
-        Ok(Prefix { address, length })
+        (address.to_canonical() == address && length <= max && mask(address, length) == address)
+            .then_some(Prefix { address, length })
     }
 }
 
@@ -128,20 +109,6 @@ impl fmt::Display for Prefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.address, self.length)
     }
-}
-
-/// Why a written prefix was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PrefixError {
-    /// Not `address/length`, a length beyond the family's, or host bits set.
-    Malformed,
-    /// A well-formed prefix of another length than this store keys the family by.
-    OtherKeying {
-        /// The length written.
-        length: u8,
-        /// The store's length for the family.
-        expected: u8,
-    },
 }
 
 /// `address` with every bit beyond the first `length` cleared.
