@@ -7,6 +7,7 @@ mod bench;
 mod compare;
 mod ideal;
 mod link;
+mod logging;
 mod netns;
 mod perf;
 mod progress;
@@ -60,6 +61,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logging::init();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),

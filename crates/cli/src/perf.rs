@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use emu::endpoint::{self, Trust};
 use emu::perf::{self, ClientOptions};
+use emu::resume::ResumeKeeper;
 use emu::server::{Server, ServerOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quinn::congestion::ControllerFactory;
@@ -41,10 +42,11 @@ fn endpoint_transport(
     cc: &str,
     cc_params: &[String],
     window: &str,
+    resume: Option<hybla::ResumeParams>,
 ) -> anyhow::Result<quinn::TransportConfig> {
     let Some(path) = path else {
         return Ok(endpoint::transport(
-            controller(cc, cc_params, None)?,
+            controller(cc, cc_params, None, resume)?,
             size("--window", window)?,
         ));
     };
@@ -54,7 +56,7 @@ fn endpoint_transport(
     } else {
         quinn_satellite::Side::Client
     };
-    let controller = controller(cc, cc_params, Some(path.sending_bdp_bytes(side)))?;
+    let controller = controller(cc, cc_params, Some(path.sending_bdp_bytes(side)), resume)?;
     Ok(path.transport_with_controller(side, endpoint::probed(controller))?)
 }
 
@@ -73,14 +75,49 @@ fn socket_buffer(path: Option<&str>) -> anyhow::Result<usize> {
 }
 
 /// Parses `--cc` and `--cc-param k=v` into a controller (read by the scenario crate, as
-/// `cc_params` in a file).
+/// `cc_params` in a file), resuming from `resume` if given (Careful Resume: Hybla only).
 fn controller(
     name: &str,
     params: &[String],
     declared_bdp_bytes: Option<u64>,
+    resume: Option<hybla::ResumeParams>,
 ) -> anyhow::Result<Arc<dyn ControllerFactory + Send + Sync>> {
     let spec = scenario::controllers::ControllerSpec::from_flags(name, params)?;
-    Ok(lab::controllers::build(&spec, declared_bdp_bytes, false).factory)
+    Ok(lab::controllers::build_resumed(&spec, declared_bdp_bytes, false, resume).factory)
+}
+
+/// Whether `--cc` names a controller that implements Careful Resume.
+fn controller_resumes(name: &str, params: &[String]) -> anyhow::Result<bool> {
+    let spec = scenario::controllers::ControllerSpec::from_flags(name, params)?;
+    Ok(lab::controllers::resumes(&spec))
+}
+
+/// The Careful Resume store of `serve`/`get`: in memory, or kept in `file` (read and written
+/// back now; a corrupt file or entry is ignored with a warning, one that cannot be read or
+/// written fails the command, naming `--resume-store`).
+fn resume_keeper(file: Option<&std::path::Path>) -> anyhow::Result<Arc<ResumeKeeper>> {
+    let store = quinn_satellite::ResumeStore::new(quinn_satellite::ResumeStoreConfig::default())?;
+    let keeper = ResumeKeeper::new(store, file.map(std::path::Path::to_path_buf));
+    let report = keeper.load().context("--resume-store")?;
+    // Written back now: a file that cannot be written fails the command here, not with a
+    // warning after the first connection.
+    keeper.save().context("--resume-store")?;
+    if let Some(file) = file {
+        eprintln!(
+            "Careful Resume store {}: {} saved path(s) loaded{}",
+            file.display(),
+            report.loaded,
+            if report.ignored.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} line(s) ignored (see the warnings)",
+                    report.ignored.len()
+                )
+            }
+        );
+    }
+    Ok(Arc::new(keeper))
 }
 
 fn size(flag: &str, v: &str) -> anyhow::Result<u64> {
@@ -88,26 +125,32 @@ fn size(flag: &str, v: &str) -> anyhow::Result<u64> {
 }
 
 /// [`endpoint_transport`] as a recipe for every connection of the endpoint (with `--qlog` each
-/// gets its own `TransportConfig` carrying its qlog stream). The flags are checked here, once,
-/// so a bad one fails the command before anything starts.
+/// gets its own `TransportConfig` carrying its qlog stream; with `resume`, each connection's
+/// controller resumes from the saved parameters of its path). The flags are checked here,
+/// once, so a bad one fails the command before anything starts.
 fn endpoint_recipe(
     is_server: bool,
     path: Option<&str>,
     cc: &str,
     cc_params: &[String],
     window: &str,
+    resume: Option<Arc<ResumeKeeper>>,
 ) -> anyhow::Result<endpoint::TransportRecipe> {
-    endpoint_transport(is_server, path, cc, cc_params, window)?;
+    endpoint_transport(is_server, path, cc, cc_params, window, None)?;
     let (path, cc, cc_params, window) = (
         path.map(str::to_owned),
         cc.to_owned(),
         cc_params.to_vec(),
         window.to_owned(),
     );
-    Ok(endpoint::TransportRecipe::new(move || {
-        endpoint_transport(is_server, path.as_deref(), &cc, &cc_params, &window)
+    let make = move |resume| {
+        endpoint_transport(is_server, path.as_deref(), &cc, &cc_params, &window, resume)
             .expect("the same flags were accepted when the command started")
-    }))
+    };
+    Ok(match resume {
+        Some(keeper) => endpoint::TransportRecipe::resuming(make, keeper),
+        None => endpoint::TransportRecipe::new(move || make(None)),
+    })
 }
 
 /// The `--qlog DIR` directory, created and checked to be writable now.
@@ -152,10 +195,32 @@ pub struct ServeArgs {
     /// transport preset for it (windows from the BDP, ACK thinning, Hybla's start-up target).
     #[arg(long)]
     pub path: Option<String>,
+    /// Keep Careful Resume's saved paths (RFC 9959) in FILE: read at start, written after
+    /// every connection that leaves one and at exit. Without it they live in memory for the
+    /// server's lifetime. A corrupt, expired or foreign entry is ignored with a warning.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_resume")]
+    pub resume_store: Option<PathBuf>,
+    /// No Careful Resume: every connection starts from the initial window. (By default a
+    /// Hybla server resumes each connection from what the previous one on the same path
+    /// measured, and saves what it measured for the next.)
+    #[arg(long)]
+    pub no_resume: bool,
 }
 
 /// Serves until Ctrl-C.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let resumes = controller_resumes(&args.cc, &args.cc_params)?;
+    if args.resume_store.is_some() && !resumes {
+        bail!(
+            "--resume-store: --cc {} does not implement Careful Resume (hybla does)",
+            args.cc
+        );
+    }
+    let keeper = if resumes && !args.no_resume {
+        Some(resume_keeper(args.resume_store.as_deref())?)
+    } else {
+        None
+    };
     let identity = match (&args.cert, &args.key) {
         (Some(c), Some(k)) => {
             let cert =
@@ -187,6 +252,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             &args.cc,
             &args.cc_params,
             &args.window,
+            keeper.clone(),
         )?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         log_dir: args.log_dir.clone(),
@@ -198,14 +264,23 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     runtime.block_on(async {
         let server = Server::start(options)?;
         eprintln!(
-            "perf server on {} ({}; also media/bulk sessions for `satquic get --media/--bulk`), Ctrl-C to stop",
+            "perf server on {} ({}{}; also media/bulk sessions for `satquic get --media/--bulk`), Ctrl-C to stop",
             server.local_addr()?,
-            args.cc
+            args.cc,
+            match (&keeper, &args.resume_store) {
+                (None, _) => String::new(),
+                (Some(_), None) => ", Careful Resume from saved paths in memory".to_owned(),
+                (Some(_), Some(file)) =>
+                    format!(", Careful Resume from saved paths in {}", file.display()),
+            }
         );
         tokio::signal::ctrl_c()
             .await
             .context("waiting for Ctrl-C")?;
         server.stop().await;
+        if let Some(keeper) = &keeper {
+            keeper.save().context("--resume-store")?;
+        }
         Ok(())
     })
 }
@@ -277,6 +352,11 @@ pub struct GetArgs {
     /// client-0001-TIME-SERVER.sqlog.
     #[arg(long, value_name = "DIR")]
     pub qlog: Option<PathBuf>,
+    /// Careful Resume (RFC 9959) for uploads: the connection resumes from the saved path to
+    /// this server in FILE, and saves what it measured there when it ends (the client sends
+    /// the upload; a download leaves the saved path as it was). Perf only, --cc hybla.
+    #[arg(long, value_name = "FILE")]
+    pub resume_store: Option<PathBuf>,
 }
 
 /// Fetches and reports.
@@ -332,6 +412,18 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
     if download_bytes.is_none() && duration.is_none() {
         bail!("--download unlimited needs --duration");
     }
+    let resume = match &args.resume_store {
+        Some(file) => {
+            if !controller_resumes(&args.cc, &[])? {
+                bail!(
+                    "--resume-store: --cc {} does not implement Careful Resume (hybla does)",
+                    args.cc
+                );
+            }
+            Some(resume_keeper(Some(file))?)
+        }
+        None => None,
+    };
     let options = ClientOptions {
         server,
         server_name: server_name(&args),
@@ -339,7 +431,14 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         download_bytes,
         upload_bytes: size("--upload", &args.upload)?,
         duration,
-        transport: endpoint_recipe(false, args.path.as_deref(), &args.cc, &[], &args.window)?,
+        transport: endpoint_recipe(
+            false,
+            args.path.as_deref(),
+            &args.cc,
+            &[],
+            &args.window,
+            resume,
+        )?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
@@ -528,13 +627,23 @@ fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> anyhow::Resu
     if duration.is_zero() {
         bail!("--duration: must be greater than zero");
     }
+    if args.resume_store.is_some() {
+        bail!("--resume-store applies to perf transfers (--download/--upload), not --media/--bulk");
+    }
     let request = session_request(args, duration)?;
     let options = emu::session::SessionOptions {
         server,
         server_name: server_name(args),
         trust,
         request: request.clone(),
-        transport: endpoint_recipe(false, args.path.as_deref(), &args.cc, &[], &args.window)?,
+        transport: endpoint_recipe(
+            false,
+            args.path.as_deref(),
+            &args.cc,
+            &[],
+            &args.window,
+            None,
+        )?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,

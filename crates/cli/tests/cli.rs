@@ -374,3 +374,119 @@ fn sweep_shards_merge_to_the_unsharded_bytes_and_bad_shards_are_named() {
     fails_mentioning(&["sweep", "merge", "--out", &dir("m2")], &["<DIR>"]);
     let _ = std::fs::remove_dir_all(root);
 }
+
+#[test]
+fn bad_resume_flags_are_named() {
+    let dir = std::env::temp_dir().join(format!("satquic-cli-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("store.txt");
+    let file = file.to_str().unwrap();
+    let dir = dir.to_str().unwrap();
+    // Checked before connecting or listening (nothing listens on port 9).
+    fails_mentioning(
+        &[
+            "get",
+            "127.0.0.1:9",
+            "--insecure",
+            "--cc",
+            "newreno",
+            "--resume-store",
+            file,
+        ],
+        &["--resume-store", "newreno", "hybla"],
+    );
+    fails_mentioning(
+        &[
+            "get",
+            "127.0.0.1:9",
+            "--insecure",
+            "--media",
+            "1Mbit",
+            "--duration",
+            "2s",
+            "--resume-store",
+            file,
+        ],
+        &["--resume-store", "--media/--bulk"],
+    );
+    // A directory is no store file: it can be neither read nor replaced.
+    fails_mentioning(
+        &["get", "127.0.0.1:9", "--insecure", "--resume-store", dir],
+        &["--resume-store", dir],
+    );
+    fails_mentioning(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--cc",
+            "cubic",
+            "--resume-store",
+            file,
+        ],
+        &["--resume-store", "cubic"],
+    );
+    fails_mentioning(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--resume-store",
+            file,
+            "--no-resume",
+        ],
+        &["--resume-store", "--no-resume"],
+    );
+    fails_mentioning(
+        &["serve", "--listen", "127.0.0.1:0", "--resume-store", dir],
+        &["--resume-store", dir],
+    );
+}
+
+#[test]
+fn a_corrupt_resume_store_is_ignored_with_a_warning_and_replaced() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = std::env::temp_dir().join(format!("satquic-cli-corrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("store.txt");
+    std::fs::write(&file, "not a store\n1 2 3\n").unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_satquic"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--cert-out"])
+        .arg(dir.join("cert.pem"))
+        .arg("--resume-store")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut before_start = Vec::new();
+    for line in BufReader::new(server.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.starts_with("perf server on ") {
+            before_start.push(line);
+            break;
+        }
+        before_start.push(line);
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let text = before_start.join("\n");
+    assert!(
+        text.contains("warning: Careful Resume store")
+            && text.contains("not a store")
+            && text.contains("the whole file is ignored"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 saved path(s) loaded, 1 line(s) ignored"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Careful Resume from saved paths in"),
+        "{text}"
+    );
+    // Replaced by a valid (empty) store at start.
+    let now = std::fs::read_to_string(&file).unwrap();
+    assert!(now.starts_with("satquic-resume-store 1\n"), "{now}");
+}

@@ -13,6 +13,7 @@ use quinn::{Endpoint, TransportConfig, VarInt};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::qlog::{ConnectionQlog, QlogDir};
+use crate::resume::ResumeKeeper;
 
 /// Why a real-time endpoint (perf or media/bulk session, server or client) failed.
 #[derive(Debug, thiserror::Error)]
@@ -71,19 +72,53 @@ pub fn probed(
 /// How an endpoint makes each connection's transport settings. quinn's `TransportConfig`
 /// cannot be cloned and carries the connection's qlog stream, so an endpoint writing one qlog
 /// file per connection ([`crate::qlog`]) needs a fresh one for every connection; without qlog
-/// one is built per endpoint and shared as before.
+/// one is built per endpoint and shared as before. A recipe made with
+/// [`TransportRecipe::resuming`] also builds each connection's controller from the saved
+/// parameters of its path (Careful Resume, [`crate::resume`]): then every connection gets its
+/// own transport too.
 #[derive(Clone)]
-pub struct TransportRecipe(Arc<dyn Fn() -> TransportConfig + Send + Sync>);
+pub struct TransportRecipe {
+    make: Arc<dyn Fn(Option<hybla::ResumeParams>) -> TransportConfig + Send + Sync>,
+    resume: Option<Arc<ResumeKeeper>>,
+}
 
 impl TransportRecipe {
     /// `make` builds the settings; it runs once per endpoint, and once per connection with qlog.
     pub fn new(make: impl Fn() -> TransportConfig + Send + Sync + 'static) -> TransportRecipe {
-        TransportRecipe(Arc::new(make))
+        TransportRecipe {
+            make: Arc::new(move |_| make()),
+            resume: None,
+        }
     }
 
-    /// A fresh `TransportConfig`.
+    /// A recipe whose connections resume from `keeper`'s store: `make` gets the saved
+    /// parameters of the connection's path, if the store has some, and builds a transport
+    /// whose controller resumes from them (e.g. `HyblaConfig::careful_resume`). Use it only
+    /// for a controller that implements Careful Resume: a connection takes its path's entry
+    /// out of the store (RFC 9959 §4.2) and leaves what it measured at close.
+    pub fn resuming(
+        make: impl Fn(Option<hybla::ResumeParams>) -> TransportConfig + Send + Sync + 'static,
+        keeper: Arc<ResumeKeeper>,
+    ) -> TransportRecipe {
+        TransportRecipe {
+            make: Arc::new(make),
+            resume: Some(keeper),
+        }
+    }
+
+    /// A fresh `TransportConfig` (not resuming).
     pub fn build(&self) -> TransportConfig {
-        (self.0)()
+        (self.make)(None)
+    }
+
+    /// A fresh `TransportConfig` resuming from `resume` (if the recipe's controller can).
+    pub fn build_resumed(&self, resume: Option<hybla::ResumeParams>) -> TransportConfig {
+        (self.make)(resume)
+    }
+
+    /// The store its connections resume from, if any.
+    pub fn resume(&self) -> Option<&Arc<ResumeKeeper>> {
+        self.resume.as_ref()
     }
 }
 
@@ -235,14 +270,16 @@ pub fn client_config(
     Ok(config)
 }
 
-/// A client's transport for its one connection to `server`, with the connection's qlog
-/// stream attached when `qlog` is given.
+/// A client's transport for its one connection to `server`, resuming from `resume` if given
+/// (see [`TransportRecipe::resuming`]), with the connection's qlog stream attached when `qlog`
+/// is given.
 pub(crate) fn client_transport(
     recipe: &TransportRecipe,
     qlog: Option<&QlogDir>,
     server: SocketAddr,
+    resume: Option<hybla::ResumeParams>,
 ) -> Result<(Arc<TransportConfig>, Option<ConnectionQlog>), EndpointError> {
-    let mut transport = recipe.build();
+    let mut transport = recipe.build_resumed(resume);
     let qlog = qlog
         .map(|dir| dir.attach(&mut transport, quinn::Side::Client, server, None))
         .transpose()?;

@@ -14,6 +14,7 @@ pub mod perf;
 pub mod pump;
 pub mod qlog;
 pub mod relay;
+pub mod resume;
 pub mod server;
 pub mod session;
 pub mod sockbuf;

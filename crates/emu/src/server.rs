@@ -3,7 +3,7 @@
 //! [`perfwire::session::ALPN`], served by [`crate::session`]), samples every connection as
 //! the data sender ([`TracePoint`]) and writes qlog files when asked.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +16,8 @@ use serde::Serialize;
 use crate::endpoint::{EndpointError, TransportRecipe, io, provider};
 use crate::perf::{LOG_INTERVAL, RequestCounts, RequestLimits, SharedCounts, serve_perf};
 use crate::qlog::{ConnectionQlog, QlogDir};
+use crate::resume::ResumeKeeper;
+use quinn_satellite::Resumption;
 
 /// How to run the server.
 pub struct ServerOptions {
@@ -100,11 +102,16 @@ impl Server {
             QuicServerConfig::try_from(tls).map_err(|e| EndpointError::Tls(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         config.transport_config(Arc::new(options.transport.build()));
-        // With qlog, each connection is accepted with a copy of this and its own transport.
-        let per_connection = options
-            .qlog
-            .clone()
-            .map(|dir| (config.clone(), options.transport.clone(), dir));
+        // With qlog or Careful Resume, each connection is accepted with a copy of this and its
+        // own transport.
+        let per_connection =
+            (options.qlog.is_some() || options.transport.resume().is_some()).then(|| {
+                PerConnection {
+                    config: config.clone(),
+                    transport: options.transport.clone(),
+                    qlog: options.qlog.clone(),
+                }
+            });
         let socket = std::net::UdpSocket::bind(options.listen)
             .map_err(io(format!("binding {}", options.listen)))?;
         crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf server socket");
@@ -118,6 +125,11 @@ impl Server {
         if let Some(dir) = &options.log_dir {
             std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
         }
+        // The local address of a connection whose packets do not say (no IP_PKTINFO).
+        let bound_ip = endpoint
+            .local_addr()
+            .map_err(io(format!("binding {}", options.listen)))?
+            .ip();
         let accepting = endpoint.clone();
         let log_dir = options.log_dir;
         let traces: Traces = Arc::default();
@@ -142,35 +154,54 @@ impl Server {
                     kept.clone(),
                     counts.clone(),
                 );
-                let (connecting, qlog) = accept(incoming, per_connection.as_ref());
+                let label = format!("connection {id}");
+                let local = incoming.local_ip().unwrap_or(bound_ip);
+                let Accepted {
+                    connecting,
+                    qlog,
+                    resume,
+                } = accept(incoming, per_connection.as_ref(), &label, local);
                 tokio::spawn(async move {
                     // A failed or vanished client ends its own task only.
-                    let Some(connecting) = connecting else {
+                    let connected = match connecting {
+                        Some(connecting) => connecting.await.ok(),
+                        None => None,
+                    };
+                    let Some(connection) = connected else {
+                        if let Some((keeper, Some(taken))) = resume {
+                            keeper.put_back(&label, taken);
+                        }
                         return;
                     };
-                    if let Ok(connection) = connecting.await {
-                        let slot = {
-                            let mut all = all.lock().expect("no poisoning");
-                            all.push(Vec::new());
-                            all.len() - 1
-                        };
-                        let logger =
-                            log_connection(connection.clone(), id, log_dir, (all, slot, started));
-                        if negotiated_alpn(&connection).as_deref() == Some(perfwire::session::ALPN)
-                        {
-                            let session =
-                                crate::session::serve(connection.clone(), session_epoch).await;
-                            crate::session::keep(&kept, session, kept_sessions);
-                        } else {
-                            serve_perf(connection.clone(), id, limits, counts).await;
-                        }
-                        let _ = logger.await;
-                        if let Some(qlog) = qlog {
-                            connection.closed().await;
-                            if let Err(e) = qlog.flush() {
-                                eprintln!("warning: {e}");
-                            }
-                        }
+                    let slot = {
+                        let mut all = all.lock().expect("no poisoning");
+                        all.push(Vec::new());
+                        all.len() - 1
+                    };
+                    let logger =
+                        log_connection(connection.clone(), id, log_dir, (all, slot, started));
+                    if negotiated_alpn(&connection).as_deref() == Some(perfwire::session::ALPN) {
+                        let session =
+                            crate::session::serve(connection.clone(), session_epoch).await;
+                        crate::session::keep(&kept, session, kept_sessions);
+                    } else {
+                        serve_perf(connection.clone(), id, limits, counts).await;
+                    }
+                    let _ = logger.await;
+                    if qlog.is_some() || resume.is_some() {
+                        connection.closed().await;
+                    }
+                    if let Some(qlog) = qlog
+                        && let Err(e) = qlog.flush()
+                    {
+                        eprintln!("warning: {e}");
+                    }
+                    if let Some((keeper, taken)) = resume {
+                        // The store's file is written here: off the runtime's threads.
+                        let _ = tokio::task::spawn_blocking(move || {
+                            keeper.record(&label, &connection, local, taken)
+                        })
+                        .await;
                     }
                 });
             }
@@ -224,33 +255,70 @@ impl Server {
     }
 }
 
-/// Accepts `incoming`: with qlog (`per_connection`: the server's config, its transport recipe,
-/// the directory) with a transport of its own carrying the connection's qlog stream, else with
-/// the endpoint's shared config. A qlog file that cannot be created costs the connection its
-/// qlog, not its service (a warning says so).
+/// What each connection is accepted with when it gets a transport of its own (with qlog, or
+/// with a resuming recipe): the server's config to copy, the recipe, the qlog directory.
+struct PerConnection {
+    config: quinn::ServerConfig,
+    transport: TransportRecipe,
+    qlog: Option<QlogDir>,
+}
+
+/// An accepted connection on its way: the handshake, its qlog stream, and the keeper of the
+/// store it resumes from with the saved parameters it took (if any).
+struct Accepted {
+    connecting: Option<quinn::Connecting>,
+    qlog: Option<ConnectionQlog>,
+    resume: Option<(Arc<ResumeKeeper>, Option<Resumption>)>,
+}
+
+/// Accepts `incoming` (connection `label`, to `local`): with the endpoint's shared config, or
+/// (`per_connection`) with a transport of its own, carrying the connection's qlog stream and
+/// resuming from the saved parameters of its path. A qlog file that cannot be created costs
+/// the connection its qlog, not its service (a warning says so).
 fn accept(
     incoming: quinn::Incoming,
-    per_connection: Option<&(quinn::ServerConfig, TransportRecipe, QlogDir)>,
-) -> (Option<quinn::Connecting>, Option<ConnectionQlog>) {
-    let Some((config, transport, dir)) = per_connection else {
-        return (incoming.accept().ok(), None);
+    per_connection: Option<&PerConnection>,
+    label: &str,
+    local: IpAddr,
+) -> Accepted {
+    let Some(per_connection) = per_connection else {
+        return Accepted {
+            connecting: incoming.accept().ok(),
+            qlog: None,
+            resume: None,
+        };
     };
-    let mut own = transport.build();
-    let qlog = match dir.attach(
-        &mut own,
-        quinn::Side::Server,
-        incoming.remote_address(),
-        Some(&incoming.orig_dst_cid()),
-    ) {
-        Ok(qlog) => Some(qlog),
-        Err(e) => {
-            eprintln!("warning: {e}; this connection has no qlog");
-            None
+    let remote = incoming.remote_address();
+    let resume = per_connection
+        .transport
+        .resume()
+        .map(|keeper| (keeper.clone(), keeper.take(label, local, remote)));
+    let mut own = per_connection.transport.build_resumed(
+        resume
+            .as_ref()
+            .and_then(|(_, taken)| taken.as_ref().map(Resumption::params)),
+    );
+    let qlog = per_connection.qlog.as_ref().and_then(|dir| {
+        match dir.attach(
+            &mut own,
+            quinn::Side::Server,
+            remote,
+            Some(&incoming.orig_dst_cid()),
+        ) {
+            Ok(qlog) => Some(qlog),
+            Err(e) => {
+                eprintln!("warning: {e}; this connection has no qlog");
+                None
+            }
         }
-    };
-    let mut config = config.clone();
+    });
+    let mut config = per_connection.config.clone();
     config.transport_config(Arc::new(own));
-    (incoming.accept_with(Arc::new(config)).ok(), qlog)
+    Accepted {
+        connecting: incoming.accept_with(Arc::new(config)).ok(),
+        qlog,
+        resume,
+    }
 }
 
 #[derive(Serialize)]

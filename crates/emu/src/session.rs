@@ -252,6 +252,8 @@ pub async fn run(
         &options.transport,
         options.qlog.as_ref(),
         options.server,
+        // A session client does not resume (only the perf client keeps a store).
+        None,
     )?;
     let endpoint = crate::endpoint::client_endpoint(
         options.server,

@@ -41,6 +41,11 @@
 //! other way round for uploads. [`SatellitePath::settings`] shows the numbers the preset
 //! chose, to log or adjust before [`TransportSettings::to_quinn`].
 //!
+//! A connection that does not know its path can start from what the previous connection on
+//! it measured: Hybla implements Careful Resume (RFC 9959, `HyblaConfig::careful_resume`), and
+//! a [`ResumeStore`] keeps the measurements between connections — per path, for a Lifetime,
+//! handed to one connection at a time, optionally in a file ([`resume`] shows a server's use).
+//!
 //! [`TransportConfig`] is quinn-proto's type, which quinn re-exports as
 //! `quinn::TransportConfig`; this crate depends on quinn-proto only (without a TLS provider:
 //! quinn's features choose that), so it works with any runtime and crypto quinn supports.
@@ -51,6 +56,7 @@
 //! through its link emulator.
 
 mod path;
+pub mod resume;
 pub mod settings;
 
 use std::sync::Arc;
@@ -67,6 +73,10 @@ pub use path::{
 /// Which end of the connection a configuration is for: quinn's own `Side`. The server sends
 /// on the forward link, the client on the return link.
 pub use quinn_proto::Side;
+pub use resume::{
+    LoadReport, PathKey, PrefixLengths, Recorded, ResumeOutcome, ResumeStore, ResumeStoreConfig,
+    ResumeStoreError, Resumption,
+};
 pub use settings::{TransportSettings, ack_threshold};
 
 impl SatellitePath {

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -14,6 +16,7 @@ use crate::endpoint::{
     EndpointError, TransportRecipe, Trust, client_config, client_endpoint, client_transport,
 };
 use crate::qlog::QlogDir;
+use quinn_satellite::Resumption;
 
 /// What to fetch.
 pub struct ClientOptions {
@@ -125,18 +128,25 @@ async fn exchange(
         .await
         .map_err(|e| EndpointError::Connection(e.to_string()))?;
     let upload_bytes = options.upload_bytes;
-    let uploader = tokio::spawn(async move {
-        let mut offset = 0u64;
-        while offset < upload_bytes {
-            let len = (upload_bytes - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
-            if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
-                break;
+    let uploaded = Arc::new(AtomicU64::new(0));
+    let mut uploader = {
+        let uploaded = uploaded.clone();
+        tokio::spawn(async move {
+            let mut offset = 0u64;
+            while offset < upload_bytes {
+                let len = (upload_bytes - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
+                if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
+                    break;
+                }
+                offset += len as u64;
+                uploaded.store(offset, Ordering::Relaxed);
             }
-            offset += len as u64;
-        }
-        let _ = send.finish();
-        offset
-    });
+            let _ = send.finish();
+            // Until the server has it all (or stopped the stream): written is not delivered,
+            // and the connection must not close under the upload's tail.
+            let _ = send.stopped().await;
+        })
+    };
     let mut ranges = ReceivedRanges::default();
     let mut first_byte = None;
     let mut reached = BTreeMap::new();
@@ -192,7 +202,17 @@ async fn exchange(
         progress(ranges.prefix());
     }
     let transfer = request_at.elapsed();
-    let bytes_uploaded = uploader.await.unwrap_or(0);
+    // The upload's tail, within the deadline if there is one.
+    let delivered = match deadline {
+        Some(d) => tokio::time::timeout_at(d.into(), &mut uploader)
+            .await
+            .is_ok(),
+        None => (&mut uploader).await.is_ok(),
+    };
+    if !delivered {
+        uploader.abort();
+    }
+    let bytes_uploaded = uploaded.load(Ordering::Relaxed);
     Ok(Exchange {
         request_at,
         first_byte,
@@ -206,13 +226,27 @@ async fn exchange(
 }
 
 /// Connects, requests (twice with `repeat_after`), verifies; `progress` sees the in-order byte
-/// count of the current request as it grows.
+/// count of the current request as it grows. With a resuming transport recipe
+/// ([`TransportRecipe::resuming`]) the connection resumes from what the recipe's store holds
+/// for the path to the server, and leaves what it measured there when it closes (the client
+/// is the data sender of its upload).
 pub async fn get(
     mut options: ClientOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<ClientReport, EndpointError> {
-    let (transport, qlog) =
-        client_transport(&options.transport, options.qlog.as_ref(), options.server)?;
+    let resume = options.transport.resume().map(|keeper| {
+        let local = crate::resume::local_ip_towards(options.server);
+        let taken = keeper.take("client connection", local, options.server);
+        (keeper.clone(), local, taken)
+    });
+    let (transport, qlog) = client_transport(
+        &options.transport,
+        options.qlog.as_ref(),
+        options.server,
+        resume
+            .as_ref()
+            .and_then(|(_, _, taken)| taken.as_ref().map(Resumption::params)),
+    )?;
     let endpoint = client_endpoint(
         options.server,
         options.socket.take(),
@@ -220,34 +254,32 @@ pub async fn get(
         client_config(&options.trust, transport, perfwire::ALPN)?,
     )?;
     let started = Instant::now();
-    let connection = endpoint
-        .connect(options.server, &options.server_name)
-        .map_err(|e| EndpointError::Connect(e.to_string()))?
-        .await
-        .map_err(|e| EndpointError::Connect(e.to_string()))?;
+    let connected = match endpoint.connect(options.server, &options.server_name) {
+        Ok(connecting) => connecting
+            .await
+            .map_err(|e| EndpointError::Connect(e.to_string())),
+        Err(e) => Err(EndpointError::Connect(e.to_string())),
+    };
+    let connection = match connected {
+        Ok(connection) => connection,
+        Err(e) => {
+            if let Some((keeper, _, Some(taken))) = resume {
+                keeper.put_back("client connection", taken);
+            }
+            return Err(e);
+        }
+    };
     let handshake = started.elapsed();
-    let deadline = options.duration.map(|d| Instant::now() + d);
-    let first = exchange(&connection, &options, deadline, progress).await?;
-    let mut repeats = Vec::new();
-    if let Some(gap) = options.repeat_after
-        && first.completed
-    {
-        tokio::time::sleep(gap).await;
-        let again = exchange(&connection, &options, deadline, progress).await?;
-        repeats.push(RepeatReport {
-            requested_s: (again.request_at - first.request_at).as_secs_f64(),
-            transfer_s: again.transfer.as_secs_f64(),
-            bytes_received: again.bytes_received,
-            time_to_bytes_s: again.reached,
-            completed: again.completed,
-            samples: again.samples,
-        });
-    }
+    let transferred = transfer(&connection, &options, progress).await;
     connection.close(0u32.into(), b"done");
     endpoint.wait_idle().await;
+    if let Some((keeper, local, taken)) = resume {
+        keeper.record("client connection", &connection, local, taken);
+    }
     if let Some(qlog) = qlog {
         qlog.flush()?;
     }
+    let (first, repeats) = transferred?;
     Ok(ClientReport {
         server: options.server.to_string(),
         handshake_s: handshake.as_secs_f64(),
@@ -262,4 +294,30 @@ pub async fn get(
         samples: first.samples,
         repeats,
     })
+}
+
+/// The request, and the repeated one of `repeat_after`, on an open connection.
+async fn transfer(
+    connection: &quinn::Connection,
+    options: &ClientOptions,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<(Exchange, Vec<RepeatReport>), EndpointError> {
+    let deadline = options.duration.map(|d| Instant::now() + d);
+    let first = exchange(connection, options, deadline, progress).await?;
+    let mut repeats = Vec::new();
+    if let Some(gap) = options.repeat_after
+        && first.completed
+    {
+        tokio::time::sleep(gap).await;
+        let again = exchange(connection, options, deadline, progress).await?;
+        repeats.push(RepeatReport {
+            requested_s: (again.request_at - first.request_at).as_secs_f64(),
+            transfer_s: again.transfer.as_secs_f64(),
+            bytes_received: again.bytes_received,
+            time_to_bytes_s: again.reached,
+            completed: again.completed,
+            samples: again.samples,
+        });
+    }
+    Ok((first, repeats))
 }
