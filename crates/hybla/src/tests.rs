@@ -738,11 +738,13 @@ fn at_rho_one_every_loss_is_congestion_as_for_newreno() {
 // ---- Careful Resume (RFC 9959) in the core -----------------------------------------------------
 
 /// A core resuming from `saved_cwnd` bytes at a saved RTT of 500 ms, whose handshake flight
-/// (two packets at 0) was acknowledged at 500 ms with nothing left in flight (ρ = 20: the
-/// initial window of 10 packets became 200), then filled its window at 600 ms.
+/// (two packets at 0) was acknowledged at 500 ms with nothing left in flight (ρ = 20: an
+/// initial window of 100 packets became 2 000), then sent the initial window's 100 packets
+/// at 600 ms: more than normally permitted, the jump (RFC 9959 §3.2). The large initial
+/// window keeps half the PipeSize above Hybla's minimum window of 2ρ packets.
 fn resumed_and_jumped(saved_cwnd: u64) -> Hybla {
     let params = HyblaParams {
-        initial_window_bytes: 10 * MSS,
+        initial_window_bytes: 100 * MSS,
         careful_resume: Some(ResumeParams::new(SavedPath {
             saved_cwnd_bytes: saved_cwnd,
             saved_rtt: MS(500),
@@ -755,9 +757,9 @@ fn resumed_and_jumped(saved_cwnd: u64) -> Hybla {
     h.on_ack(MS(500), Duration::ZERO, MSS, false);
     h.on_ack(MS(500), Duration::ZERO, MSS, false);
     h.on_end_acks(MS(500), 0, true);
-    assert_eq!(h.window(), 200 * MSS);
+    assert_eq!(h.window(), 2_000 * MSS);
     assert_eq!(h.resume_phase(), Some(ResumePhase::Reconnaissance));
-    for _ in 0..200 {
+    for _ in 0..100 {
         h.on_sent(MS(600), MSS);
     }
     h
@@ -773,31 +775,66 @@ fn a_resumed_core_jumps_to_half_the_saved_window_and_does_not_grow_unvalidated()
         h.on_sent(MS(700), MSS);
     }
     h.on_ack(MS(1100), MS(600), MSS, false);
-    h.on_end_acks(MS(1100), 209 * MSS, false);
+    h.on_end_acks(MS(1100), 109 * MSS, false);
     assert_eq!(h.window(), 5_000_000);
     // A packet sent after the jump acknowledged: Validating at the flight, which then grows
     // by one byte per byte acknowledged (§3.4), not by Hybla's 2^ρ − 1.
     h.on_ack(MS(1200), MS(700), MSS, false);
-    h.on_end_acks(MS(1200), 208 * MSS, false);
+    h.on_end_acks(MS(1200), 108 * MSS, false);
     assert_eq!(h.resume_phase(), Some(ResumePhase::Validating));
-    assert_eq!(h.window(), 208 * MSS);
+    assert_eq!(h.window(), 108 * MSS);
     h.on_ack(MS(1201), MS(700), MSS, false);
-    assert_eq!(h.window(), 209 * MSS);
+    assert_eq!(h.window(), 109 * MSS);
+}
+
+/// [`resumed_and_jumped`], then 100 unvalidated packets sent 1 ms apart from 600 ms, each
+/// acknowledged one RTT later (the 500 ms path plus `queue`): Validating at the first, Normal
+/// at the last.
+fn resumed_and_validated(queue: Duration) -> Hybla {
+    let mut h = resumed_and_jumped(10_000_000);
+    for i in 0..100 {
+        h.on_sent(MS(600 + i), MSS);
+    }
+    for i in 0..100 {
+        let sent = MS(600 + i);
+        let now = sent + MS(500) + queue;
+        h.on_ack(now, sent, MSS, false);
+        h.on_end_acks(now, (199 - i) * MSS, false);
+    }
+    assert_eq!(h.resume_phase(), Some(ResumePhase::Normal));
+    h
+}
+
+#[test]
+fn a_validated_jump_behind_a_standing_queue_ends_start_up_at_the_window() {
+    // The queue stood through the round: the jump filled the path (its capacity fell since
+    // it was saved), and congestion avoidance goes on from the validated window.
+    let h = resumed_and_validated(MS(200));
+    assert_eq!(h.ssthresh(), h.window());
+}
+
+#[test]
+fn a_validated_jump_on_an_empty_path_keeps_start_up_going() {
+    // No queue: the saved window was below the capacity; start-up goes on (the estimated
+    // threshold is still unknown).
+    let h = resumed_and_validated(Duration::ZERO);
+    assert_eq!(h.ssthresh(), u64::MAX);
+    assert!(h.window() > 100 * MSS);
 }
 
 #[test]
 fn congestion_during_the_jump_is_a_safe_retreat_to_half_the_pipe() {
     let mut h = resumed_and_jumped(10_000_000);
-    // ECN-CE: congestion whatever the classifier thinks. PipeSize = the 200 packets in
+    // ECN-CE: congestion whatever the classifier thinks. PipeSize = the 100 packets in
     // flight at the jump.
     h.on_congestion_event(MS(700), MS(600), false, 0);
     assert_eq!(h.resume_phase(), Some(ResumePhase::SafeRetreat));
-    assert_eq!(h.window(), 100 * MSS);
-    assert_eq!(h.ssthresh(), 100 * MSS);
+    assert_eq!(h.window(), 50 * MSS);
+    assert_eq!(h.ssthresh(), 50 * MSS);
     // No growth in Safe Retreat (§3.5).
     h.on_ack(MS(1100), MS(600), MSS, false);
-    h.on_end_acks(MS(1100), 199 * MSS, false);
-    assert_eq!(h.window(), 100 * MSS);
+    h.on_end_acks(MS(1100), 99 * MSS, false);
+    assert_eq!(h.window(), 50 * MSS);
     let report = h.resume_report().unwrap();
     assert!(report.retreated);
     assert_eq!(report.jump_bytes, Some(5_000_000));
