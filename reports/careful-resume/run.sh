@@ -39,3 +39,16 @@ run quarter-small-buffer resume-kuhn-large --set "$QUARTER" --set path.forward.q
 run quarter-small-buffer-no-resume resume-kuhn-large --set "$QUARTER" --set path.forward.queue=0.25bdp --set "$NO_RESUME"
 run rtt-doubled resume-kuhn-large --set "$RTT2_F" --set "$RTT2_R"
 run rtt-doubled-no-resume resume-kuhn-large --set "$RTT2_F" --set "$RTT2_R" --set "$NO_RESUME"
+run geo-5mb-50mbit scenarios/careful-resume/geo-5mb.toml --set path.forward.rate=50Mbit
+run geo-5mb-50mbit-newreno scenarios/careful-resume/geo-5mb.toml --set path.forward.rate=50Mbit --set flow.cc=newreno --set 'flow.cc_params={}'
+# LEO handovers between the connections: 20 MB on leo-starlink, the second connection after
+# the handover at 15 s (80 Mbit/s) or after the one at 30 s (60 Mbit/s).
+LEO=(--set flow.download=20MB --set 'time_to_bytes=["2MB","20MB"]')
+LEO_RESUME='flow.cc_params={ initial_ssthresh = "estimate", careful_resume = true }'
+for gap in 13s 28s; do
+  run "leo-handover-$gap" leo-starlink "${LEO[@]}" --set flow.reconnect_after=$gap --set "$LEO_RESUME"
+  run "leo-handover-$gap-no-resume" leo-starlink "${LEO[@]}" --set flow.reconnect_after=$gap --set "$NO_RESUME"
+done
+# The window figure.
+"$SATQUIC" run resume-kuhn-large --set duration=30s --out "$OUT/figure" >/dev/null
+echo "window figure: $OUT/figure/cwnd.png"

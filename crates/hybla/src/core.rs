@@ -1208,9 +1208,13 @@ impl Hybla {
             // RFC 9959 §3.3 and §3.5: the window does not grow in these phases.
             Some(ResumePhase::Unvalidated | ResumePhase::SafeRetreat) => return,
             // §3.4 (Updating CWND): slow start, one byte per byte acknowledged, whatever ρ:
-            // Hybla's 2^ρ − 1 would double the jump before it is validated.
+            // Hybla's 2^ρ − 1 would double the jump before it is validated. And, as Hybla's
+            // own start-up, none once a queue of the flow's own shows: the jump already
+            // fills the path, and doubling it would overflow a buffer that held the jump.
             Some(ResumePhase::Validating) => {
-                self.apply(bytes as f64);
+                if self.queue.delay() < 2 * self.queue.budget() {
+                    self.apply(bytes as f64);
+                }
                 return;
             }
             _ => {}

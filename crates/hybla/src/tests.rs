@@ -806,6 +806,32 @@ fn resumed_and_validated(queue: Duration) -> Hybla {
 }
 
 #[test]
+fn validating_grows_by_slow_start_until_a_queue_of_its_own_shows() {
+    // Half of the unvalidated packets acknowledged: Validating (entered at the flight after
+    // the first one) grows one byte per byte acknowledged on an empty path, and not at all
+    // once the jump queues at the bottleneck (200 ms of queue over the 500 ms path).
+    let windows: Vec<u64> = [Duration::ZERO, MS(200)]
+        .into_iter()
+        .map(|queue| {
+            let mut h = resumed_and_jumped(10_000_000);
+            for i in 0..100 {
+                h.on_sent(MS(600 + i), MSS);
+            }
+            for i in 0..50 {
+                let sent = MS(600 + i);
+                let now = sent + MS(500) + queue;
+                h.on_ack(now, sent, MSS, false);
+                h.on_end_acks(now, (199 - i) * MSS, false);
+            }
+            assert_eq!(h.resume_phase(), Some(ResumePhase::Validating));
+            h.window()
+        })
+        .collect();
+    // Entered at 198 packets in flight, then 48 packets acknowledged.
+    assert_eq!(windows, [(198 + 48) * MSS, 198 * MSS]);
+}
+
+#[test]
 fn a_validated_jump_behind_a_standing_queue_ends_start_up_at_the_window() {
     // The queue stood through the round: the jump filled the path (its capacity fell since
     // it was saved), and congestion avoidance goes on from the validated window.
