@@ -4,6 +4,7 @@
 # Usage: PICOQUIC_DIR=/path/to/picoquic scripts/peers.sh [--paths A,B,C] [--reps N]
 #        [--socket-buffer 32MB] [--out DIR]
 #
+#   PICOQUIC_COMMIT  optional: the commit to print when PICOQUIC_DIR is an export, not a checkout
 #   PICOQUIC_DIR  a picoquic checkout with a built picoquicdemo in $PICOQUIC_DIR/build and its
 #                 test certificates in $PICOQUIC_DIR/src/certs (or certs/). This script never
 #                 fetches or builds picoquic. To build one outside this repository:
@@ -24,6 +25,10 @@
 #   --reps        runs per cell (default 1)
 #   --socket-buffer  the relay's socket buffers (default: sized from the path)
 #   --out         where the table and logs go (default out/peers)
+#   --resume      instead of the controller table: per run, two downloads in a row through one
+#                 server process and one relay, the second resuming from the first — satquic
+#                 without --path (Careful Resume, RFC 9959, from the server's store) and
+#                 picoquic (its session ticket, kept in the client's directory between the two)
 #
 # Every cell is one download through a fresh relay on 127.0.0.1; the time includes the
 # handshake (satquic get: handshake + transfer; picoquicdemo: Connection_duration_sec). Each
@@ -36,12 +41,14 @@ PATHS=A,B,C
 REPS=1
 SOCKET_BUFFER=
 OUT=out/peers
+RESUME=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --paths) PATHS=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --socket-buffer) SOCKET_BUFFER=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --resume) RESUME=1; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -51,7 +58,8 @@ CERTS=$PICOQUIC_DIR/src/certs
 [[ -d $CERTS ]] || CERTS=$PICOQUIC_DIR/certs
 [[ -x $PQ ]] || { echo "no picoquicdemo at $PQ" >&2; exit 2; }
 [[ -f $CERTS/cert.pem ]] || { echo "no picoquic test certificate in $CERTS" >&2; exit 2; }
-PQ_COMMIT=$(git -C "$PICOQUIC_DIR/src" rev-parse HEAD 2>/dev/null || git -C "$PICOQUIC_DIR" rev-parse HEAD 2>/dev/null || echo unknown)
+PQ_COMMIT=${PICOQUIC_COMMIT:-}
+[[ -n $PQ_COMMIT ]] || PQ_COMMIT=$(git -C "$PICOQUIC_DIR/src" rev-parse HEAD 2>/dev/null || git -C "$PICOQUIC_DIR" rev-parse HEAD 2>/dev/null || echo unknown)
 
 cargo build --release -q -p satquic
 SQ=$PWD/target/release/satquic
@@ -136,6 +144,97 @@ run_cell() {
   CELL_TIME=$t
   CELL_DROPS=${drops:-?}
 }
+
+# run_resume_pair PATH IMPL CC REP: two downloads in a row through one server process and one
+# relay, the second resuming from the first; sets PAIR (the two times and whether the second
+# resumed).
+run_resume_pair() {
+  local p=$1 impl=$2 cc=$3 rep=$4
+  IFS='|' read -r flags _ size bytes _ <<< "$(path_args "$p")"
+  local tag="resume-$p-$impl-$cc-$rep" sport t times=() resumed
+  PORT=$((PORT + 1))
+  sport=$PORT
+  case $impl in
+    # Neither end is told the path: the server keeps Careful Resume's store in memory.
+    satquic) "$SQ" serve --listen 127.0.0.1:"$sport" --cc "$cc" \
+               --cert-out "$OUT/logs/$tag.pem" > "$OUT/logs/$tag.server" 2>&1 & ;;
+    # One process for both connections: picoquic's ticket key and what it measured for each
+    # ticket live in the server's memory.
+    picoquic) mkdir -p "$OUT/logs/$tag.server.d"
+              (cd "$OUT/logs/$tag.server.d" && exec "$PQ" -c "$CERTS/cert.pem" -k "$CERTS/key.pem" \
+               -p "$sport" -G "$cc" -B 4194304) > "$OUT/logs/$tag.server" 2>&1 & ;;
+  esac
+  local spid=$!
+  PIDS+=($spid)
+  sleep 1
+  start_relay "$sport" "$flags" "$OUT/logs/$tag.relay"
+  mkdir -p "$OUT/logs/$tag.client.d"
+  for n in 1 2; do
+    local log="$OUT/logs/$tag.client$n"
+    case $impl in
+      satquic)
+        local rc=0
+        timeout 150 "$SQ" get 127.0.0.1:"$RELAY_PORT" --server-name localhost \
+             --ca "$OUT/logs/$tag.pem" --download "$size" --json > "$log" 2> "$log.err" || rc=$?
+        if [[ $rc == 0 ]]; then
+          t=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % (d["handshake_s"]+d["transfer_s"]) if d["completed"] else "unfinished")' "$log")
+        elif [[ $rc == 124 ]]; then t="unfinished in 150"; else t=failed; fi ;;
+      picoquic)
+        # The same client directory for both: the second connection presents the ticket.
+        if (cd "$OUT/logs/$tag.client.d" && timeout 150 "$PQ" -a perf -n localhost -B 4194304 \
+              -G "$cc" -T tickets.bin 127.0.0.1 "$RELAY_PORT" "*1:8:$bytes;") > "$log" 2>&1 \
+           && grep -q "Download_bytes: $bytes" "$log"; then
+          t=$(awk '/Connection_duration_sec/ {printf "%.2f", $2}' "$log")
+        else t=failed; fi ;;
+    esac
+    times+=("$t")
+    sleep 2
+  done
+  case $impl in
+    satquic) grep -q 'closed: Careful Resume.*→ Unvalidated' "$OUT/logs/$tag.server" && resumed=jumped || resumed=no ;;
+    picoquic) grep -q 'The session was properly resumed' "$OUT/logs/$tag.client2" && resumed=ticket || resumed=no ;;
+  esac
+  stop_relay "$OUT/logs/$tag.relay"
+  kill "$spid" 2>/dev/null || true
+  wait "$spid" 2>/dev/null || true
+  PAIR="${times[0]} → ${times[1]} s ($resumed)"
+}
+
+if [[ -n $RESUME ]]; then
+  TABLE=$OUT/resume.md
+  {
+    echo "# First and resumed connection, satquic and picoquic, through satquic link"
+    echo
+    echo "picoquic commit: $PQ_COMMIT; satquic commit: $(git rev-parse HEAD)."
+    echo "Command: PICOQUIC_DIR=... scripts/peers.sh --resume --paths $PATHS --reps $REPS"
+    echo
+    echo "Per run: the first download → the second, through the same server process and relay"
+    echo "(times include the handshake); in brackets how the second started: satquic 'jumped'"
+    echo "(Careful Resume's jump, from the server's log), picoquic 'ticket' (its session resumed)."
+    echo "satquic endpoints get no --path: neither end is told the path."
+    echo
+    echo "| path | server (cc) = client | runs |"
+    echo "|---|---|---|"
+  } > "$TABLE"
+  IFS=',' read -r -a PATH_LIST <<< "$PATHS"
+  for p in "${PATH_LIST[@]}"; do
+    IFS='|' read -r _ _ _ _ label <<< "$(path_args "$p")"
+    for cell in "satquic hybla" "picoquic bbr" "picoquic cubic"; do
+      read -r impl cc <<< "$cell"
+      runs=()
+      for rep in $(seq 1 "$REPS"); do
+        run_resume_pair "$p" "$impl" "$cc" "$rep"
+        runs+=("$PAIR")
+        echo "$label | $impl ($cc) | $PAIR" >&2
+      done
+      echo "| $label | $impl ($cc) | $(IFS=';'; echo "${runs[*]}" | sed 's/;/; /g') |" >> "$TABLE"
+    done
+  done
+  echo >> "$TABLE"
+  echo "Logs: $OUT/logs (server, client and relay output of every run)." >> "$TABLE"
+  cat "$TABLE"
+  exit 0
+fi
 
 CELLS=(
   "satquic satquic hybla"
