@@ -465,8 +465,8 @@ impl Hybla {
             }
             ResumeCommand::Retreat(bytes) => {
                 // The retreat is the answer to the jump's congestion: start-up and this
-                // recovery period end here.
-                self.cwnd_bytes = bytes.min(MAX_WINDOW_BYTES);
+                // recovery period end here. Not below Hybla's minimum window (2ρ packets).
+                self.cwnd_bytes = bytes.max(self.minimum_window()).min(MAX_WINDOW_BYTES);
                 self.ssthresh_bytes = self.cwnd_bytes;
                 self.estimating_ssthresh = false;
                 self.startup_ended_at = Some(now);
@@ -491,7 +491,9 @@ impl Hybla {
                 // reached), and start-up goes on from the validated window (a 5.3 MB
                 // transfer at 50 Mbit/s, RTT 600 ms, resumed from 1.2 MB: 3.61 s when
                 // start-up always ended here, slower than not resuming).
-                if self.queue.standing() >= 2 * self.queue.budget() {
+                // Outside the estimating start-up (a fixed or infinite threshold) nothing
+                // else would end Hybla's slow start: it ends here, as before.
+                if !self.estimating_ssthresh || self.queue.standing() >= 2 * self.queue.budget() {
                     self.ssthresh_bytes = self.cwnd_bytes;
                     if std::mem::replace(&mut self.estimating_ssthresh, false) {
                         self.startup_ended_at = Some(now);
@@ -1208,9 +1210,10 @@ impl Hybla {
             // RFC 9959 §3.3 and §3.5: the window does not grow in these phases.
             Some(ResumePhase::Unvalidated | ResumePhase::SafeRetreat) => return,
             // §3.4 (Updating CWND): slow start, one byte per byte acknowledged, whatever ρ:
-            // Hybla's 2^ρ − 1 would double the jump before it is validated. And, as Hybla's
-            // own start-up, none once a queue of the flow's own shows: the jump already
-            // fills the path, and doubling it would overflow a buffer that held the jump.
+            // Hybla's 2^ρ − 1 would double the jump before it is validated. And none while a
+            // queue of twice the flow's budget shows (Hybla's start-up ends at one budget;
+            // here growth only holds): the jump already fills the path, and doubling it
+            // would overflow a buffer that held the jump.
             Some(ResumePhase::Validating) => {
                 if self.queue.delay() < 2 * self.queue.budget() {
                     self.apply(bytes as f64);

@@ -67,7 +67,8 @@ impl ResumePhase {
 #[non_exhaustive]
 pub enum ResumeTrigger {
     /// §3.2 (Path confirmed): the initial data was acknowledged without congestion, the RTT
-    /// passed the check, and the window limits sending.
+    /// passed the check, and more was sent than normally permitted (the standard initial
+    /// window's worth in flight, or the window full).
     CwndLimited,
     /// Congestion (a loss the controller took as congestion).
     PacketLoss,
@@ -209,6 +210,10 @@ pub(crate) struct CarefulResume {
     pipe_bytes: u64,
     /// §3.3: jump_cwnd, once jumped.
     jump_bytes: Option<u64>,
+    /// The window when it jumped: the controller's own initial window (Hybla's is ρ-scaled),
+    /// below which no exit of the Unvalidated Phase sets it (§3.3: "CWND is not reduced below
+    /// IW" in the absence of congestion).
+    window_before_jump_bytes: u64,
     /// When the window jumped: acknowledgments of packets sent from then on count into the
     /// PipeSize (the flight before it is already in; RFC 9959 Appendix B.4 counts 29 + 34).
     jumped_at: Option<Duration>,
@@ -238,6 +243,7 @@ impl CarefulResume {
             flight_bytes: 0,
             pipe_bytes: 0,
             jump_bytes: None,
+            window_before_jump_bytes: 0,
             jumped_at: None,
             last_unvalidated_sent: None,
             first_unvalidated_acked: false,
@@ -253,7 +259,7 @@ impl CarefulResume {
 
     /// Whether Careful Resume, not the controller's own rules, sets the window now: from the
     /// jump until Normal. (In Validating the window grows by slow start's one byte per byte
-    /// acknowledged, §3.4, and by nothing else.)
+    /// acknowledged, §3.4, held while a queue of the flow's own shows, and by nothing else.)
     pub fn owns_window(&self) -> bool {
         matches!(
             self.phase,
@@ -313,7 +319,7 @@ impl CarefulResume {
     /// (measured through the relay at 650 ms: the jump at 1.19 s instead of 0.66 s). A
     /// flight past the standard initial window shows as well as a full window that the
     /// application has more to send; one that then stops sending leaves the Unvalidated
-    /// Phase as rate-limited (§3.3).
+    /// Phase as rate-limited (§3.3), at its window from before the jump.
     fn sent_more_than_permitted(&self, cwnd_bytes: u64) -> bool {
         self.cwnd_limited(cwnd_bytes.min(self.iw_bytes))
     }
@@ -445,7 +451,8 @@ impl CarefulResume {
         }
     }
 
-    /// §3.2: the path is confirmed and the window is full; jump if the RTT check passes.
+    /// §3.2: more was sent than normally permitted; jump if the path is confirmed and the RTT
+    /// check passes.
     fn try_jump(&mut self, now: Duration, cwnd_bytes: u64) -> Option<ResumeCommand> {
         if !self.initial_data_acknowledged {
             return None;
@@ -468,6 +475,7 @@ impl CarefulResume {
         }
         // §3.3 (Initialising PipeSize): the flight before the jump.
         self.pipe_bytes = self.flight_bytes;
+        self.window_before_jump_bytes = cwnd_bytes;
         self.jump_bytes = Some(jump);
         self.jumped_at = Some(now);
         self.enter(now, ResumePhase::Unvalidated, ResumeTrigger::CwndLimited);
@@ -486,13 +494,16 @@ impl CarefulResume {
     /// the jump is validated.
     fn leave_unvalidated(&mut self, now: Duration, trigger: ResumeTrigger) -> ResumeCommand {
         let flight = self.flight_bytes;
+        // "In the absence of detected congestion, CWND is not reduced below IW": nor below
+        // the window the controller had before the jump (Hybla's ρ-scaled initial window,
+        // which a jump at the standard IW's flight precedes).
+        let floor = self.iw_bytes.max(self.window_before_jump_bytes);
         if flight < self.iw_bytes || flight <= self.pipe_bytes {
-            // "In the absence of detected congestion, CWND is not reduced below IW."
             self.enter(now, ResumePhase::Normal, ResumeTrigger::RateLimited);
-            return ResumeCommand::SetWindow(self.pipe_bytes.max(self.iw_bytes));
+            return ResumeCommand::SetWindow(self.pipe_bytes.max(floor));
         }
         self.enter(now, ResumePhase::Validating, trigger);
-        ResumeCommand::SetWindow(flight)
+        ResumeCommand::SetWindow(flight.max(floor))
     }
 
     /// Congestion, as the controller took it: `ecn` for ECN-CE, `persistent` for RFC 9002's
@@ -713,6 +724,14 @@ mod tests {
             Some(ResumeCommand::Jump(5_000_000))
         );
         assert_eq!(cr.report().pipe_bytes, IW);
+        // The application stops: a rate-limited exit an RTT later goes back to the window
+        // before the jump, not to the standard IW (§3.3: not reduced below IW).
+        ack(&mut cr, MS(1300), MS(700), IW / MSS, 0, scaled_cwnd);
+        assert_eq!(
+            cr.on_end_acks(MS(1500), 0, true, scaled_cwnd),
+            Some(ResumeCommand::SetWindow(scaled_cwnd))
+        );
+        assert_eq!(cr.phase(), ResumePhase::Normal);
     }
 
     #[test]
