@@ -490,3 +490,26 @@ fn a_corrupt_resume_store_is_ignored_with_a_warning_and_replaced() {
     let now = std::fs::read_to_string(&file).unwrap();
     assert!(now.starts_with("satquic-resume-store 1\n"), "{now}");
 }
+
+#[test]
+fn bad_ack_thinning_flags_are_named() {
+    fails_mentioning(
+        &["serve", "--ack-thinning", "65"],
+        &["--ack-thinning", "65"],
+    );
+    fails_mentioning(
+        &["get", "127.0.0.1:9", "--insecure", "--ack-thinning", "many"],
+        &["--ack-thinning"],
+    );
+    // The preset sizes the thinning from the path: both at once is a contradiction.
+    fails_mentioning(
+        &[
+            "serve",
+            "--ack-thinning",
+            "9",
+            "--path",
+            "250Mbit/3Mbit/650ms",
+        ],
+        &["--ack-thinning", "--path"],
+    );
+}

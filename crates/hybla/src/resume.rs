@@ -400,15 +400,19 @@ impl CarefulResume {
                 // §3.2 (Path confirmed): "an ACK that acknowledges all the initial data
                 // (usually the IW)". For a server, the initial data is its handshake flight,
                 // and its acknowledgment proves that the client receives at this address
-                // (§7). One packet may stay unacknowledged: quinn's first flight ends with a
-                // small 1-RTT packet that a peer thinning its ACKs (the satellite preset asks
-                // it to) acknowledges only with the next data, an RTT later; were it lost, its
-                // loss would be congestion in the Unvalidated Phase, which is Safe Retreat.
+                // (§7). Two packets' worth may stay unacknowledged: quinn's first flight ends
+                // with small 1-RTT packets that a peer thinning its ACKs (the satellite preset
+                // asks it to) acknowledges only with the next data, an RTT later, and an
+                // endpoint asking for thinning sends a spurious PTO probe or two of its
+                // handshake (the quinn-proto stall workaround in quinn-satellite) whose copies
+                // are never acknowledged (through the relay at 650 ms: 1 899 bytes left, the
+                // jump an RTT late). Were they lost, their loss would be congestion in the
+                // Unvalidated Phase, which is Safe Retreat.
                 // With data flowing from the start (a client uploading), an initial window's
                 // worth must be acknowledged, the ACK reaching past it.
-                let acked_all_but_one_packet =
-                    self.acked_bytes > 0 && in_flight_bytes <= self.mss_bytes;
-                if acked_all_but_one_packet
+                let acked_all_but_two_packets =
+                    self.acked_bytes > 0 && in_flight_bytes <= 2 * self.mss_bytes;
+                if acked_all_but_two_packets
                     || (self.acked_bytes >= self.iw_bytes && self.iw_covered)
                 {
                     self.initial_data_acknowledged = true;
@@ -683,17 +687,18 @@ mod tests {
     }
 
     #[test]
-    fn one_straggling_packet_of_the_handshake_flight_does_not_hold_the_confirmation() {
-        // A server's first flight: three packets; the ACK of two leaves one packet's worth
-        // in flight (the peer acknowledges it with the next data): confirmed.
+    fn two_straggling_packets_of_the_handshake_flight_do_not_hold_the_confirmation() {
+        // A server's first flight: four packets; the ACK of two leaves two packets' worth
+        // in flight (acknowledged with the next data, or probes never acknowledged):
+        // confirmed.
         let mut cr = resume(10_000_000);
-        send(&mut cr, MS(0), 3, IW);
-        ack(&mut cr, SAVED_RTT, MS(0), 2, MSS, IW);
+        send(&mut cr, MS(0), 4, IW);
+        ack(&mut cr, SAVED_RTT, MS(0), 2, 2 * MSS, IW);
         assert!(cr.initial_data_acknowledged);
-        // Two packets' worth still in flight: not yet.
+        // Three packets' worth still in flight: not yet.
         let mut cr = resume(10_000_000);
-        send(&mut cr, MS(0), 3, IW);
-        ack(&mut cr, SAVED_RTT, MS(0), 1, 2 * MSS, IW);
+        send(&mut cr, MS(0), 4, IW);
+        ack(&mut cr, SAVED_RTT, MS(0), 1, 3 * MSS, IW);
         assert!(!cr.initial_data_acknowledged);
         // Nothing acknowledged yet (an ACK frame of nothing new): not yet.
         let mut cr = resume(10_000_000);

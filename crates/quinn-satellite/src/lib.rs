@@ -77,7 +77,7 @@ pub use resume::{
     LoadReport, PathKey, PrefixLengths, Recorded, ResumeOutcome, ResumeStore, ResumeStoreConfig,
     ResumeStoreError, Resumption,
 };
-pub use settings::{TransportSettings, ack_threshold};
+pub use settings::{TransportSettings, ack_threshold, request_ack_thinning};
 
 impl SatellitePath {
     /// The transport settings the preset chooses for this path.

@@ -199,19 +199,38 @@ impl TransportSettings {
             Side::Client => self.client_ack_eliciting_threshold,
         };
         if let Some(threshold) = threshold {
-            if self.initial_rtt == QUINN_DEFAULT_INITIAL_RTT {
-                config.initial_rtt(ACK_STALL_WORKAROUND_INITIAL_RTT);
-            }
-            let mut ack = AckFrequencyConfig::default();
-            ack.ack_eliciting_threshold(VarInt::from_u32(threshold))
-                .max_ack_delay(Some(
-                    self.max_ack_delay
-                        .unwrap_or(ACK_STALL_WORKAROUND_MAX_ACK_DELAY),
-                ));
-            config.ack_frequency_config(Some(ack));
+            request_ack_thinning(
+                &mut config,
+                threshold,
+                self.max_ack_delay,
+                self.initial_rtt != QUINN_DEFAULT_INITIAL_RTT,
+            );
         }
         config
     }
+}
+
+/// Asks the peer (quinn's ACK frequency extension) to ACK every `threshold` + 1 ack-eliciting
+/// packets, at most `max_ack_delay` apart ([`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`] if None),
+/// with the quinn-proto stall workaround (module docs): the initial RTT drops to
+/// [`ACK_STALL_WORKAROUND_INITIAL_RTT`] unless `initial_rtt_chosen` (the caller set it on
+/// purpose). For endpoints that build their own `TransportConfig` but want the preset's ACK
+/// thinning without knowing the path.
+pub fn request_ack_thinning(
+    config: &mut TransportConfig,
+    threshold: u32,
+    max_ack_delay: Option<Duration>,
+    initial_rtt_chosen: bool,
+) {
+    if !initial_rtt_chosen {
+        config.initial_rtt(ACK_STALL_WORKAROUND_INITIAL_RTT);
+    }
+    let mut ack = AckFrequencyConfig::default();
+    ack.ack_eliciting_threshold(VarInt::from_u32(threshold))
+        .max_ack_delay(Some(
+            max_ack_delay.unwrap_or(ACK_STALL_WORKAROUND_MAX_ACK_DELAY),
+        ));
+    config.ack_frequency_config(Some(ack));
 }
 
 fn varint(value: u64) -> VarInt {
