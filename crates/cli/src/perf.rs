@@ -181,6 +181,22 @@ fn endpoint_recipe(
     })
 }
 
+/// `get`'s transport recipe from its flags (the client's own controller sends its uploads).
+fn client_recipe(
+    args: &GetArgs,
+    resume: Option<Arc<ResumeKeeper>>,
+) -> anyhow::Result<endpoint::TransportRecipe> {
+    endpoint_recipe(
+        false,
+        args.path.as_deref(),
+        &args.cc,
+        &[],
+        &args.window,
+        args.ack_thinning,
+        resume,
+    )
+}
+
 /// The `--qlog DIR` directory, created and checked to be writable now.
 fn qlog_dir(dir: Option<&std::path::Path>) -> anyhow::Result<Option<emu::qlog::QlogDir>> {
     dir.map(|d| emu::qlog::QlogDir::create(d).context("--qlog"))
@@ -478,15 +494,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         download_bytes,
         upload_bytes: size("--upload", &args.upload)?,
         duration,
-        transport: endpoint_recipe(
-            false,
-            args.path.as_deref(),
-            &args.cc,
-            &[],
-            &args.window,
-            args.ack_thinning,
-            resume,
-        )?,
+        transport: client_recipe(&args, resume)?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
@@ -684,15 +692,7 @@ fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> anyhow::Resu
         server_name: server_name(args),
         trust,
         request: request.clone(),
-        transport: endpoint_recipe(
-            false,
-            args.path.as_deref(),
-            &args.cc,
-            &[],
-            &args.window,
-            args.ack_thinning,
-            None,
-        )?,
+        transport: client_recipe(args, None)?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
