@@ -397,6 +397,14 @@ pub struct GetArgs {
     /// --duration, on one connection with --media if given.
     #[arg(long, value_name = "RATE")]
     pub bulk: Option<String>,
+    /// Instead of perf: this end sends synthetic video at this rate for --duration (as --media,
+    /// the other way); the server measures each frame's delay and reports it at the end.
+    #[arg(long, value_name = "RATE")]
+    pub upload_media: Option<String>,
+    /// Instead of perf: this end sends bulk data at this rate or "unlimited" for --duration
+    /// (as --bulk, the other way); the server reports what it received.
+    #[arg(long, value_name = "RATE")]
+    pub upload_bulk: Option<String>,
     /// How --media and --bulk share the connection: none (the default), priority,
     /// seed-balancer, balancer.
     #[arg(long)]
@@ -450,7 +458,11 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
             "give the server's CA certificate with --ca FILE (or --insecure for a self-signed test peer)"
         ),
     };
-    if args.media.is_some() || args.bulk.is_some() {
+    if args.media.is_some()
+        || args.bulk.is_some()
+        || args.upload_media.is_some()
+        || args.upload_bulk.is_some()
+    {
         return get_session(&args, server, trust);
     }
     for (given, flag) in [
@@ -460,7 +472,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         (args.adaptive, "--adaptive"),
     ] {
         if given {
-            bail!("{flag} applies to --media/--bulk sessions only");
+            bail!("{flag} applies to sessions (--media/--bulk, --upload-media/--upload-bulk) only");
         }
     }
     let download_bytes = match args.download.as_deref().unwrap_or("100MB") {
@@ -600,7 +612,9 @@ fn session_request(
 ) -> anyhow::Result<perfwire::session::SessionRequest> {
     use perfwire::session::{AppParams, BulkParams, MediaParams, Sender, SessionApp};
     if args.download.is_some() || size("--upload", &args.upload)? > 0 {
-        bail!("--download/--upload (perf) and --media/--bulk (a session) do not mix");
+        bail!(
+            "--download/--upload (perf) and --media/--bulk/--upload-media/--upload-bulk (a session) do not mix"
+        );
     }
     let scheduler = args.scheduler.clone().unwrap_or_else(|| "none".to_owned());
     if let Err(unknown) = scheduler.parse::<sched::SchedulerSpec>() {
@@ -618,8 +632,14 @@ fn session_request(
         }
     };
     let mut apps = Vec::new();
-    if let Some(media) = &args.media {
-        let bitrate_bps = units::parse_rate(media).with_context(|| format!("--media {media:?}"))?;
+    let media = [
+        (&args.media, "--media", Sender::Server),
+        (&args.upload_media, "--upload-media", Sender::Client),
+    ];
+    for (rate, rate_flag, sender) in media {
+        let Some(rate) = rate else { continue };
+        let bitrate_bps =
+            units::parse_rate(rate).with_context(|| format!("{rate_flag} {rate:?}"))?;
         let config = scenario::apps::MediaConfig {
             bitrate_bps,
             fps: args.fps.unwrap_or(defaults.fps),
@@ -630,7 +650,7 @@ fn session_request(
         // The scenario crate's checks, with the flag that set each value.
         config.check().map_err(|e| {
             let flag = match e.field.as_str() {
-                "bitrate" => "--media",
+                "bitrate" => rate_flag,
                 "fps" => "--fps",
                 "deadline" => "--deadline",
                 other => other,
@@ -638,7 +658,7 @@ fn session_request(
             anyhow::anyhow!("{flag}: {}", e.problem)
         })?;
         apps.push(SessionApp {
-            sender: Sender::Server,
+            sender,
             params: AppParams::Media(MediaParams {
                 bitrate_bps: config.bitrate_bps,
                 fps: config.fps,
@@ -650,14 +670,25 @@ fn session_request(
                 adaptive: config.adaptive,
             }),
         });
-    } else if args.fps.is_some() || args.deadline.is_some() || args.adaptive {
-        bail!("--fps, --deadline and --adaptive describe --media, which is not given");
     }
-    if let Some(bulk) = &args.bulk {
+    if args.media.is_none()
+        && args.upload_media.is_none()
+        && (args.fps.is_some() || args.deadline.is_some() || args.adaptive)
+    {
+        bail!(
+            "--fps, --deadline and --adaptive describe --media or --upload-media, neither of which is given"
+        );
+    }
+    let bulk = [
+        (&args.bulk, "--bulk", Sender::Server),
+        (&args.upload_bulk, "--upload-bulk", Sender::Client),
+    ];
+    for (rate, rate_flag, sender) in bulk {
+        let Some(rate) = rate else { continue };
         apps.push(SessionApp {
-            sender: Sender::Server,
+            sender,
             params: AppParams::Bulk(BulkParams {
-                rate_bps: positive_rate("--bulk", bulk, true)?,
+                rate_bps: positive_rate(rate_flag, rate, true)?,
                 start: std::time::Duration::ZERO,
             }),
         });
@@ -676,7 +707,9 @@ fn session_request(
 /// `get --media/--bulk`: one session, then what arrived.
 fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> anyhow::Result<()> {
     let Some(duration) = args.duration.as_deref() else {
-        bail!("--media/--bulk need --duration (how long the server sends)");
+        bail!(
+            "--media/--bulk and --upload-media/--upload-bulk need --duration (how long the session runs)"
+        );
     };
     let duration =
         units::parse_duration(duration).with_context(|| format!("--duration {duration:?}"))?;
@@ -684,7 +717,9 @@ fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> anyhow::Resu
         bail!("--duration: must be greater than zero");
     }
     if args.resume_store.is_some() {
-        bail!("--resume-store applies to perf transfers (--download/--upload), not --media/--bulk");
+        bail!(
+            "--resume-store applies to perf transfers (--download/--upload), not --media/--bulk sessions"
+        );
     }
     let request = session_request(args, duration)?;
     let options = emu::session::SessionOptions {
@@ -731,6 +766,7 @@ fn session_summary(
     args: &GetArgs,
 ) -> SessionSummary {
     use emu::apps::AppEnd;
+    use perfwire::session::Sender;
     let session_s = report
         .ended_at
         .saturating_sub(report.started_at + report.handshake)
@@ -738,28 +774,48 @@ fn session_summary(
         .max(1e-9);
     let mut apps = Vec::new();
     for (index, app) in request.apps.iter().enumerate() {
-        // The server's account, its times moved to our clock.
-        let sent = lab::emu_backend::shift_sent(
-            &report
-                .server_sent
-                .apps
-                .get(index)
-                .copied()
-                .unwrap_or_default(),
-            report.clock_offset_ns.saturating_neg(),
-        );
-        let received = match report.client.apps.get(index) {
-            Some(AppEnd::Received(received)) => received.clone(),
-            _ => emu::apps::Received::default(),
+        let account = report
+            .server_summary
+            .apps
+            .get(index)
+            .copied()
+            .unwrap_or_default();
+        let mine = report.client.apps.get(index);
+        // The sender's account with its times on our clock, the receiver's measurements.
+        let (direction, sent, received, frames) = match app.sender {
+            Sender::Server => {
+                let sent = lab::emu_backend::shift_sent(
+                    &account.sent,
+                    report.clock_offset_ns.saturating_neg(),
+                );
+                let received = match mine {
+                    Some(AppEnd::Received(received)) => received.clone(),
+                    _ => emu::apps::Received::default(),
+                };
+                (
+                    "download",
+                    sent,
+                    received.summary(&app.params),
+                    received.frames,
+                )
+            }
+            Sender::Client => {
+                let sent = match mine {
+                    Some(AppEnd::Sent(sent)) => *sent,
+                    _ => Default::default(),
+                };
+                ("upload", sent, account.received, Vec::new())
+            }
         };
         let name = match app.params {
             perfwire::session::AppParams::Media(_) => "media",
             perfwire::session::AppParams::Bulk(_) => "bulk",
         };
-        let outcome = lab::emu_backend::session_app_outcome(name, app, &sent, &received);
+        let outcome = lab::emu_backend::session_app_outcome(name, app, &sent, &received, frames);
         let mut entry = serde_json::Map::new();
         entry.insert("name".into(), outcome.name.into());
         entry.insert("kind".into(), outcome.kind.into());
+        entry.insert("direction".into(), direction.into());
         entry.insert("received_bytes".into(), outcome.received_bytes.into());
         entry.insert(
             "goodput_bps".into(),
@@ -794,10 +850,14 @@ fn print_session(summary: &SessionSummary) {
                 .unwrap_or(0.0)
         };
         let goodput = field("goodput_bps") / 1e6;
+        let direction = match app["direction"].as_str() {
+            Some("upload") => "upload, measured at the server",
+            _ => "download",
+        };
         if app["kind"] == "media" {
             let delay = |p: &str| app["frame_delay_ms"][p].as_f64().unwrap_or(0.0);
             println!(
-                "  media: {} of {} frames received, {} late (> {:.0} ms), {} cancelled; delay p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms; {goodput:.3} Mbit/s",
+                "  media ({direction}): {} of {} frames received, {} late (> {:.0} ms), {} cancelled; delay p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms; {goodput:.3} Mbit/s",
                 field("frames_received"),
                 field("frames_sent"),
                 field("late_frames"),
@@ -809,7 +869,7 @@ fn print_session(summary: &SessionSummary) {
             );
         } else {
             println!(
-                "  bulk: {} bytes in order, {goodput:.3} Mbit/s",
+                "  bulk ({direction}): {} bytes in order, {goodput:.3} Mbit/s",
                 field("received_bytes")
             );
         }

@@ -159,6 +159,26 @@ fn bad_media_and_bulk_flags_of_get_are_named() {
     get(&["--media", "1Mbit", "--duration", "0s"], &["--duration"]);
     get(&["--fps", "20"], &["--fps", "--media/--bulk"]);
     get(
+        &["--upload-media", "fast", "--duration", "2s"],
+        &["--upload-media", "fast"],
+    );
+    get(
+        &["--upload-bulk", "0bit", "--duration", "2s"],
+        &["--upload-bulk", "greater than zero"],
+    );
+    get(&["--upload-media", "1Mbit"], &["--duration"]);
+    get(
+        &[
+            "--upload-bulk",
+            "1Mbit",
+            "--upload",
+            "1MB",
+            "--duration",
+            "2s",
+        ],
+        &["--upload", "do not mix"],
+    );
+    get(
         &["--bulk", "1Mbit", "--download", "1MB", "--duration", "2s"],
         &["--download", "--bulk"],
     );

@@ -1,5 +1,5 @@
 //! Media and bulk on one real connection: a client asks a satquic server for a session of
-//! applications under one scheduler ([`perfwire::session`], ALPN `satquic-apps/1` next to
+//! applications under one scheduler ([`perfwire::session`], ALPN `satquic-apps/2` next to
 //! perf's on the same server), and both ends run their halves ([`crate::apps`]).
 //!
 //! Clocks. A frame's delay is measured at its receiver: arrival of the last byte minus the
@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use perfwire::session::{
-    self, ACCEPTED_REPLY_BYTES, MAX_REASON_BYTES, MAX_SUMMARY_BYTES, OFFSET_BYTES, Reply, Sender,
-    SessionRequest, Summary,
+    self, ACCEPTED_REPLY_BYTES, AppAccount, AppParams, MAX_REASON_BYTES, MAX_SUMMARY_BYTES,
+    OFFSET_BYTES, Reply, Sender, SessionRequest, Summary,
 };
 use quinn::VarInt;
 use sched::SchedulerSpec;
@@ -125,7 +125,16 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
         _ = &mut guard => {},
     }
     let sent = end.stop_sending().await;
-    let _ = send.write_all(&Summary { apps: sent }.encode()).await;
+    // A frame the client sent just before it stopped is still on its way: wait for it as long
+    // as it could arrive in time (a frame later than that is late whether it arrives or not).
+    tokio::time::sleep(upload_grace(&request)).await;
+    let received = end.received_so_far(out.clock_offset_ns);
+    let apps = sent
+        .into_iter()
+        .zip(received)
+        .map(|(sent, received)| AppAccount { sent, received })
+        .collect();
+    let _ = send.write_all(&Summary { apps }.encode()).await;
     let _ = send.finish();
     let _ = tokio::time::timeout(CLOSING_WAIT, connection.closed()).await;
     // Client capture times on the server's clock: client time + (server − client).
@@ -136,6 +145,21 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
     out.request = Some(request);
     out.report = Some(report);
     out
+}
+
+/// How long the server waits after the client stops before it takes its account of the
+/// uploads: the longest deadline of a media source the client sends (zero without one).
+fn upload_grace(request: &SessionRequest) -> Duration {
+    request
+        .apps
+        .iter()
+        .filter(|app| app.sender == Sender::Client)
+        .filter_map(|app| match app.params {
+            AppParams::Media(media) => Some(media.deadline),
+            AppParams::Bulk(_) => None,
+        })
+        .max()
+        .unwrap_or(Duration::ZERO)
 }
 
 /// Accepts the control stream and reads a request; on failure the reason and the stream to
@@ -225,8 +249,9 @@ pub struct SessionReport {
     pub clock_offset_ns: i64,
     /// The client's end: what it received (frames with capture times on its clock) and sent.
     pub client: EndReport,
-    /// What the server says it sent (empty if it did not say).
-    pub server_sent: Summary,
+    /// The server's account: what it sent of each download and received of each upload (empty
+    /// if it did not say).
+    pub server_summary: Summary,
 }
 
 /// Connects, asks for the session, runs the client's end until the duration is over, collects
@@ -282,7 +307,7 @@ pub async fn run(
     if let Some(qlog) = qlog {
         qlog.flush()?;
     }
-    let (clock_offset_ns, client, server_sent, ended_at) = result?;
+    let (clock_offset_ns, client, server_summary, ended_at) = result?;
     Ok(SessionReport {
         server: options.server.to_string(),
         started_at,
@@ -290,7 +315,7 @@ pub async fn run(
         ended_at,
         clock_offset_ns,
         client,
-        server_sent,
+        server_summary,
     })
 }
 
@@ -345,8 +370,9 @@ async fn client_session(
     let ended_at = epoch.elapsed();
     end.stop_sending().await;
     let _ = send.finish();
-    let server_sent =
-        match tokio::time::timeout(CLOSING_WAIT, recv.read_to_end(MAX_SUMMARY_BYTES)).await {
+    let summary_wait = CLOSING_WAIT + upload_grace(&options.request);
+    let server_summary =
+        match tokio::time::timeout(summary_wait, recv.read_to_end(MAX_SUMMARY_BYTES)).await {
             Ok(Ok(bytes)) => Summary::decode(&bytes)
                 .map_err(|e| EndpointError::Session(format!("the server's summary: {e}")))?,
             // The server vanished or said nothing: what we measured still stands.
@@ -366,7 +392,7 @@ async fn client_session(
     if let Some(error) = &report.error {
         return Err(EndpointError::Session(error.clone()));
     }
-    Ok((clock_offset_ns, report, server_sent, ended_at))
+    Ok((clock_offset_ns, report, server_summary, ended_at))
 }
 
 fn is_clean_close(reason: &quinn::ConnectionError) -> bool {
@@ -533,7 +559,7 @@ mod tests {
             };
             // 3 s at 30 fps, less the handshake and what was in flight at the end.
             assert!(media.frames_received >= 75, "{}", media.frames_received);
-            let sent = report.server_sent.apps[0];
+            let sent = report.server_summary.apps[0].sent;
             assert!(sent.frames_sent >= media.frames_received, "{sent:?}");
             // Loopback: a frame of ~4 kB arrives within a few ms (loaded machines: allow 100).
             let delays: Vec<f64> = media
@@ -657,7 +683,7 @@ mod tests {
         )
         .await
         .unwrap();
-        assert!(report.server_sent.apps[0].frames_sent > 0);
+        assert!(report.server_summary.apps[0].sent.frames_sent > 0);
         server.stop().await;
     }
 
@@ -697,7 +723,7 @@ mod tests {
         let crate::apps::AppEnd::Received(media) = &report.client.apps[0] else {
             panic!("the client receives the media");
         };
-        assert!(report.server_sent.apps[0].frames_sent > media.frames_received);
+        assert!(report.server_summary.apps[0].sent.frames_sent > media.frames_received);
         relay.stop();
         server.stop().await;
     }

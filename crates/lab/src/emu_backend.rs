@@ -22,8 +22,10 @@ use emu::perf::{self, ClientOptions};
 use emu::relay::{Relay, RelayConfig};
 use emu::server::{Server, ServerOptions, TracePoint};
 use emu::session::{ServerSession, SessionOptions, SessionReport};
-use perfwire::media::{DelayPercentiles, FrameRecord};
-use perfwire::session::{AppParams, Sender, SentSummary, SessionApp, SessionRequest};
+use perfwire::media::FrameRecord;
+use perfwire::session::{
+    AppParams, ReceivedSummary, Sender, SentSummary, SessionApp, SessionRequest,
+};
 use scenario::apps::AppKind;
 use sim::apps::media::MediaReport;
 use sim::apps::perf::{Exchange, PerfReport};
@@ -148,34 +150,27 @@ fn session_request(scenario: &Scenario, spec: &RunSpec, index: usize) -> Session
 
 /// One application of a session in the simulator's shape ([`AppOutcome`], its report as
 /// `sim::apps::{media, bulk}` give it), from what its sender did (`sent`, times on the
-/// receiver's clock) and what its receiver measured.
+/// receiver's clock) and what its receiver measured (`received`, with every frame it recorded
+/// in `frames` where the receiver is at hand; a remote server's account of an upload has
+/// counts and delays only).
 pub fn session_app_outcome(
     name: &str,
     app: &SessionApp,
     sent: &SentSummary,
-    received: &Received,
+    received: &ReceivedSummary,
+    frames: Vec<FrameRecord>,
 ) -> AppOutcome {
     let (kind, report) = match app.params {
         AppParams::Media(params) => {
-            let delays: Vec<f64> = received
-                .frames
-                .iter()
-                .map(|f| f.delay().as_secs_f64() * 1e3)
-                .collect();
-            let late = received
-                .frames
-                .iter()
-                .filter(|f: &&FrameRecord| f.delay() > params.deadline)
-                .count() as u64;
             // Fields the simulator's report may gain later keep their defaults here.
             #[allow(clippy::needless_update)]
             let report = MediaReport {
                 frames_sent: sent.frames_sent,
                 frames_received: received.frames_received,
-                frame_delay_ms: DelayPercentiles::of(&delays),
-                late_frames: late,
+                frame_delay_ms: received.frame_delay_ms,
+                late_frames: received.late_frames,
                 deadline_ms: params.deadline.as_secs_f64() * 1e3,
-                frames: received.frames.clone(),
+                frames,
                 cancelled_frames: sent.cancelled_frames,
                 bitrate_bps: params.bitrate_bps,
                 mean_bitrate_bps: sent.mean_bitrate_bps as f64,
@@ -586,10 +581,10 @@ fn session_measured(
             Some(AppEnd::Sent(sent)) => *sent,
             // The server's account travels in its summary too.
             _ => report
-                .server_sent
+                .server_summary
                 .apps
                 .get(index)
-                .copied()
+                .map(|account| account.sent)
                 .unwrap_or_default(),
         };
         let received = match receiver_end.apps.get(index) {
@@ -600,7 +595,8 @@ fn session_measured(
             &flow.apps[index].name,
             app,
             &sent,
-            &received,
+            &received.summary(&app.params),
+            received.frames,
         ));
     }
     // Each application's bytes at its receiving end, at the ticks both ends sampled.

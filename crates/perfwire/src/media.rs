@@ -115,6 +115,18 @@ impl FrameRecord {
     }
 }
 
+/// The receiver's verdict on its frames: how late they were (the percentiles of their delays)
+/// and how many missed `deadline`. One computation for the simulator's media report and both
+/// ends of a real-time session.
+pub fn frame_delays(frames: &[FrameRecord], deadline: Duration) -> (DelayPercentiles, u64) {
+    let delays_ms: Vec<f64> = frames
+        .iter()
+        .map(|f| f.delay().as_secs_f64() * 1e3)
+        .collect();
+    let late = frames.iter().filter(|f| f.delay() > deadline).count() as u64;
+    (DelayPercentiles::of(&delays_ms), late)
+}
+
 /// Frame delay percentiles, milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct DelayPercentiles {

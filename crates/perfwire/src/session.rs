@@ -14,8 +14,11 @@
 //! 4. the session runs (frames on unidirectional streams, bulk on a bidirectional stream of its
 //!    own, see [`crate::media`] and [`crate::pattern`]) until the client finishes its side of
 //!    the control stream;
-//! 5. server → client: a [`Summary`] of what the server sent, then FIN; the client closes the
-//!    connection.
+//! 5. server → client: a [`Summary`] of what the server sent and received (the receiver's
+//!    account of an upload: bytes, frames, their delays), then FIN; the client closes the
+//!    connection. The server takes the account when the client stops, after waiting the
+//!    longest upload deadline, so a frame in flight at the stop is counted if it arrives in
+//!    time and can only be late if it does not.
 //!
 //! Every decoder takes untrusted bytes: lengths are bounded before anything is allocated and
 //! every value is range-checked, so a malformed message is an error naming the field, never a
@@ -23,8 +26,11 @@
 
 use std::time::Duration;
 
-/// ALPN of a media/bulk session (satquic's own; versioned).
-pub const ALPN: &[u8] = b"satquic-apps/1";
+use crate::media::DelayPercentiles;
+
+/// ALPN of a media/bulk session (satquic's own; versioned: 2 added what the server received to
+/// its summary, so that an upload's measurements reach the client).
+pub const ALPN: &[u8] = b"satquic-apps/2";
 
 /// Version byte at the start of a request body.
 pub const VERSION: u8 = 1;
@@ -535,14 +541,39 @@ pub struct SentSummary {
     pub started_at: Option<Duration>,
 }
 
-/// Bytes of one application's entry in a [`Summary`].
-const SUMMARY_ENTRY_BYTES: usize = 40;
+/// What the server received of one application (zero for applications the server sends): the
+/// receiver's account of an upload, which only the server can take.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ReceivedSummary {
+    /// Application bytes received in order (media: bytes of complete frames).
+    pub received_bytes: u64,
+    /// Media frames received completely.
+    pub frames_received: u64,
+    /// Media frames received later than the deadline.
+    pub late_frames: u64,
+    /// Media frames' one-way delays (capture on the client's clock, mapped to the server's by
+    /// the session's clock offset).
+    pub frame_delay_ms: DelayPercentiles,
+}
+
+/// One application's entry in the server's [`Summary`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AppAccount {
+    /// What the server sent (a download).
+    pub sent: SentSummary,
+    /// What the server received (an upload).
+    pub received: ReceivedSummary,
+}
+
+/// Bytes of one application's entry in a [`Summary`]: five counters sent, three received and
+/// four delay percentiles.
+const SUMMARY_ENTRY_BYTES: usize = 12 * 8;
 
 /// The server's account of a session, one entry per application in request order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Summary {
     /// Per application.
-    pub apps: Vec<SentSummary>,
+    pub apps: Vec<AppAccount>,
 }
 
 /// Largest summary, bytes.
@@ -553,19 +584,27 @@ impl Summary {
     pub fn encode(&self) -> Vec<u8> {
         let apps = &self.apps[..self.apps.len().min(MAX_APPS)];
         let mut out = vec![apps.len() as u8];
-        for app in apps {
+        for AppAccount { sent, received } in apps {
             // 0: never started; else 1 + nanoseconds.
-            let started = app.started_at.map_or(0, |t| {
+            let started = sent.started_at.map_or(0, |t| {
                 u64::try_from(t.as_nanos())
                     .unwrap_or(u64::MAX - 1)
                     .saturating_add(1)
             });
+            let delay = received.frame_delay_ms;
             for v in [
-                app.frames_sent,
-                app.cancelled_frames,
-                app.written_bytes,
-                app.mean_bitrate_bps,
+                sent.frames_sent,
+                sent.cancelled_frames,
+                sent.written_bytes,
+                sent.mean_bitrate_bps,
                 started,
+                received.received_bytes,
+                received.frames_received,
+                received.late_frames,
+                delay.p50.to_bits(),
+                delay.p95.to_bits(),
+                delay.p99.to_bits(),
+                delay.max.to_bits(),
             ] {
                 out.extend_from_slice(&v.to_be_bytes());
             }
@@ -585,8 +624,8 @@ impl Summary {
             });
         }
         let mut apps = Vec::with_capacity(count);
-        for _ in 0..count {
-            apps.push(SentSummary {
+        for index in 0..count {
+            let sent = SentSummary {
                 frames_sent: r.u64("summary")?,
                 cancelled_frames: r.u64("summary")?,
                 written_bytes: r.u64("summary")?,
@@ -594,6 +633,40 @@ impl Summary {
                 started_at: match r.u64("summary")? {
                     0 => None,
                     n => Some(Duration::from_nanos(n - 1)),
+                },
+            };
+            let received_bytes = r.u64("summary")?;
+            let frames_received = r.u64("summary")?;
+            let late_frames = r.u64("summary")?;
+            let mut delay = || -> Result<f64, SessionError> {
+                let ms = r.f64("summary")?;
+                if !(ms.is_finite() && ms >= 0.0) {
+                    return Err(invalid(
+                        format!("summary apps[{index}].frame_delay_ms"),
+                        format!("{ms}: expected a finite delay of at least 0"),
+                    ));
+                }
+                Ok(ms)
+            };
+            let frame_delay_ms = DelayPercentiles {
+                p50: delay()?,
+                p95: delay()?,
+                p99: delay()?,
+                max: delay()?,
+            };
+            if late_frames > frames_received {
+                return Err(invalid(
+                    format!("summary apps[{index}].late_frames"),
+                    format!("{late_frames}: more than the {frames_received} frames received"),
+                ));
+            }
+            apps.push(AppAccount {
+                sent,
+                received: ReceivedSummary {
+                    received_bytes,
+                    frames_received,
+                    late_frames,
+                    frame_delay_ms,
                 },
             });
         }
@@ -751,18 +824,47 @@ mod tests {
         assert!(reason.len() <= MAX_REASON_BYTES);
         let summary = Summary {
             apps: vec![
-                SentSummary {
-                    frames_sent: 900,
-                    cancelled_frames: 3,
-                    written_bytes: 7_500_000,
-                    mean_bitrate_bps: 2_000_000,
-                    started_at: Some(Duration::ZERO),
+                AppAccount {
+                    sent: SentSummary {
+                        frames_sent: 900,
+                        cancelled_frames: 3,
+                        written_bytes: 7_500_000,
+                        mean_bitrate_bps: 2_000_000,
+                        started_at: Some(Duration::ZERO),
+                    },
+                    received: ReceivedSummary::default(),
                 },
-                SentSummary::default(),
+                AppAccount {
+                    sent: SentSummary::default(),
+                    received: ReceivedSummary {
+                        received_bytes: 3_000_000,
+                        frames_received: 880,
+                        late_frames: 4,
+                        frame_delay_ms: DelayPercentiles {
+                            p50: 301.5,
+                            p95: 420.25,
+                            p99: 610.0,
+                            max: 702.125,
+                        },
+                    },
+                },
             ],
         };
-        assert_eq!(Summary::decode(&summary.encode()).unwrap(), summary);
-        assert!(summary.encode().len() <= MAX_SUMMARY_BYTES);
+        let encoded = summary.encode();
+        assert_eq!(Summary::decode(&encoded).unwrap(), summary);
+        assert!(encoded.len() <= MAX_SUMMARY_BYTES);
+        // A delay that is not a delay, or more late frames than frames, names the entry.
+        let p50_at = 1 + SUMMARY_ENTRY_BYTES + 8 * 8;
+        for (at, value, field) in [
+            (p50_at, f64::NAN.to_bits(), "apps[1].frame_delay_ms"),
+            (p50_at, (-1.0f64).to_bits(), "apps[1].frame_delay_ms"),
+            (1 + SUMMARY_ENTRY_BYTES + 7 * 8, 881, "apps[1].late_frames"),
+        ] {
+            let mut bad = encoded.clone();
+            bad[at..at + 8].copy_from_slice(&value.to_be_bytes());
+            let error = Summary::decode(&bad).unwrap_err().to_string();
+            assert!(error.contains(field), "{error}");
+        }
         assert_eq!(decode_offset(encode_offset(-42)), -42);
     }
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use appcore::SendingHalf;
 use perfwire::media::FrameRecord;
-use perfwire::session::{AppParams, Sender, SentSummary, SessionApp};
+use perfwire::session::{AppParams, ReceivedSummary, Sender, SentSummary, SessionApp};
 use sched::{Scheduler, SchedulerSpec, TransportView};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
@@ -79,6 +79,23 @@ pub struct Received {
     pub frames: Vec<FrameRecord>,
     /// Media: frames completed (also those beyond the records).
     pub frames_received: u64,
+}
+
+impl Received {
+    /// The account a receiver gives of application `params`: counts, and for media the delays
+    /// of the recorded frames and how many missed the deadline.
+    pub fn summary(&self, params: &AppParams) -> ReceivedSummary {
+        let (frame_delay_ms, late_frames) = match params {
+            AppParams::Media(media) => perfwire::media::frame_delays(&self.frames, media.deadline),
+            AppParams::Bulk(_) => Default::default(),
+        };
+        ReceivedSummary {
+            received_bytes: self.received_bytes,
+            frames_received: self.frames_received,
+            late_frames,
+            frame_delay_ms,
+        }
+    }
 }
 
 /// What one end of a session did.
@@ -232,21 +249,11 @@ impl End {
         }
         let mut apps = Vec::with_capacity(self.config.apps.len());
         for (index, app) in self.config.apps.iter().enumerate() {
-            if app.sender == self.config.side {
-                apps.push(AppEnd::Sent(sent[index]));
-                continue;
-            }
-            let frames =
-                std::mem::take(&mut *self.shared.frames[index].lock().expect("no poisoning"));
-            apps.push(AppEnd::Received(Received {
-                received_bytes: self.shared.received[index].load(Ordering::Relaxed),
-                frames_received: frames.count,
-                frames: frames
-                    .records
-                    .iter()
-                    .map(|raw| raw.on_my_clock(peer_to_mine_ns))
-                    .collect(),
-            }));
+            apps.push(if app.sender == self.config.side {
+                AppEnd::Sent(sent[index])
+            } else {
+                AppEnd::Received(self.received(index, peer_to_mine_ns))
+            });
         }
         let samples = std::mem::take(&mut *self.samples.lock().expect("no poisoning"));
         let error = self.shared.error.lock().expect("no poisoning").clone();
@@ -254,6 +261,38 @@ impl End {
             apps,
             samples,
             error,
+        }
+    }
+
+    /// What this end has received so far of each application the peer sends (default for
+    /// those it sends), its receivers still running: the account a server reports of an
+    /// upload. `peer_to_mine_ns` as for [`End::finish`].
+    pub fn received_so_far(&self, peer_to_mine_ns: i64) -> Vec<ReceivedSummary> {
+        self.config
+            .apps
+            .iter()
+            .enumerate()
+            .map(|(index, app)| {
+                if app.sender == self.config.side {
+                    ReceivedSummary::default()
+                } else {
+                    self.received(index, peer_to_mine_ns).summary(&app.params)
+                }
+            })
+            .collect()
+    }
+
+    /// What the receiver of application `index` has measured so far.
+    fn received(&self, index: usize, peer_to_mine_ns: i64) -> Received {
+        let frames = self.shared.frames[index].lock().expect("no poisoning");
+        Received {
+            received_bytes: self.shared.received[index].load(Ordering::Relaxed),
+            frames_received: frames.count,
+            frames: frames
+                .records
+                .iter()
+                .map(|raw| raw.on_my_clock(peer_to_mine_ns))
+                .collect(),
         }
     }
 

@@ -242,22 +242,10 @@ impl App for MediaReceiver {
     }
 
     fn report(&self) -> serde_json::Map<String, serde_json::Value> {
-        let delays: Vec<f64> = self
-            .frames
-            .iter()
-            .map(|f| f.received_at.saturating_sub(f.captured_at).as_secs_f64() * 1e3)
-            .collect();
-        let late = self
-            .frames
-            .iter()
-            .filter(|f| f.received_at.saturating_sub(f.captured_at) > self.deadline)
-            .count();
+        let (delays, late) = perfwire::media::frame_delays(&self.frames, self.deadline);
         let mut report = serde_json::Map::new();
         report.insert("frames_received".into(), self.frames.len().into());
-        report.insert(
-            "frame_delay_ms".into(),
-            serde_json::json!(DelayPercentiles::of(&delays)),
-        );
+        report.insert("frame_delay_ms".into(), serde_json::json!(delays));
         report.insert("late_frames".into(), late.into());
         report.insert(
             "deadline_ms".into(),
