@@ -84,15 +84,64 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", message(&error));
             ExitCode::FAILURE
         }
     }
 }
 
+/// The error and its causes on one line, each cause once: the library errors put their source's
+/// text in their own message (so that they read well alone) and also expose it as their
+/// `source`, which `{:#}` would print again.
+fn message(error: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+
+    /// A library error's shape: its source in its message and as its source.
+    #[derive(Debug)]
+    struct Wrapping {
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Wrapping {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "flow f, app file: {}", self.source)
+        }
+    }
+
+    impl std::error::Error for Wrapping {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let inner = std::io::Error::other("data mismatch at offset 0");
+        let error = anyhow::Error::new(Wrapping { source: inner }).context("run cubic seed 1");
+        assert_eq!(
+            super::message(&error),
+            "run cubic seed 1: flow f, app file: data mismatch at offset 0"
+        );
+        // A cause that adds something is kept.
+        let error = anyhow::Error::new(std::io::Error::other("refused")).context("--ca cert.pem");
+        assert_eq!(super::message(&error), "--ca cert.pem: refused");
+    }
 
     #[test]
     fn cli_definition_is_consistent() {

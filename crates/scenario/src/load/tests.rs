@@ -876,16 +876,16 @@ fn app_tables_describe_several_apps_on_one_connection() {
     let text = BASE.replace(
         "download = \"10MB\"",
         "[[flow.app]]\nkind = \"perf\"\nname = \"file\"\ndownload = \"1MB\"\n\
-             [[flow.app]]\nkind = \"perf\"\nname = \"backup\"\nupload = \"2MB\"",
+             [[flow.app]]\nkind = \"perf\"\nname = \"update\"\ndownload = \"2MB\"",
     );
     let s = load(&text, &[]).unwrap();
     let names: Vec<&str> = s.flows[0].apps.iter().map(|a| a.name.as_str()).collect();
-    assert_eq!(names, ["file", "backup"]);
+    assert_eq!(names, ["file", "update"]);
     assert_eq!(
         s.flows[0].apps[1].kind,
         AppKind::Perf(PerfConfig {
-            download: None,
-            upload_bytes: Some(2_000_000),
+            download: Some(Download::Bytes(2_000_000)),
+            upload_bytes: None,
             repeat_after: None,
         })
     );
@@ -1034,4 +1034,62 @@ fn missing_file_names_it() {
             .starts_with("/nonexistent/x.toml: cannot read"),
         "{err}"
     );
+}
+
+#[test]
+fn applications_whose_streams_the_receiver_cannot_tell_apart_are_refused() {
+    let flow = |apps: &str| BASE.replace("download = \"10MB\"", apps);
+    let media = |name: &str, direction: &str| {
+        format!("[[flow.app]]\nkind = \"media\"\nname = \"{name}\"\ndirection = \"{direction}\"\n")
+    };
+    let bulk = |name: &str, direction: &str, start: &str| {
+        format!(
+            "[[flow.app]]\nkind = \"bulk\"\nname = \"{name}\"\ndirection = \"{direction}\"\nstart = \"{start}\"\n"
+        )
+    };
+    let perf = |name: &str, transfer: &str| {
+        format!("[[flow.app]]\nkind = \"perf\"\nname = \"{name}\"\n{transfer}\n")
+    };
+    // One media source each way, bulks the same way in start order, perf next to a download.
+    let fine = [
+        media("up", "upload") + &media("down", "download"),
+        bulk("a", "upload", "0s") + &bulk("b", "upload", "0s") + &bulk("c", "upload", "5s"),
+        bulk("late", "download", "5s") + &bulk("early", "upload", "1s"),
+        perf("file", "download = \"5MB\"") + &media("v", "download") + &bulk("b", "download", "0s"),
+        perf("one", "download = \"5MB\"") + &perf("two", "download = \"1MB\""),
+    ];
+    for apps in fine {
+        load(&flow(&apps), &[]).unwrap_or_else(|e| panic!("{apps}: {e}"));
+    }
+    let refused = [
+        (
+            media("a", "download") + &media("b", "download"),
+            "flow[0].app[1].direction",
+            "\"a\"",
+        ),
+        (
+            bulk("a", "upload", "5s") + &bulk("b", "upload", "1s"),
+            "flow[0].app[1].start",
+            "order they start",
+        ),
+        (
+            perf("file", "download = \"5MB\"") + &bulk("up", "upload", "0s"),
+            "flow[0].app[1]",
+            "bulk upload (\"up\") next to a perf application (\"file\")",
+        ),
+        (
+            bulk("up", "upload", "0s") + &perf("file", "download = \"5MB\""),
+            "flow[0].app[1]",
+            "bidirectional streams from the client",
+        ),
+        (
+            perf("one", "download = \"5MB\"") + &perf("two", "upload = \"1MB\""),
+            "flow[0].app[1]",
+            "whose upload",
+        ),
+    ];
+    for (apps, field, needle) in refused {
+        let message = fails(&flow(&apps), &[], field);
+        assert!(message.contains(needle), "{apps}: {message}");
+    }
 }
