@@ -80,9 +80,9 @@ pub struct MediaSender<S> {
 impl<S> MediaSender<S> {
     /// A source that has not started yet.
     pub fn new(params: MediaParams) -> Self {
-        debug_assert!(params.fps > 0 && params.bitrate_bps > 0);
+        debug_assert!(params.video.fps > 0 && params.bitrate_bps > 0);
         Self {
-            model: params.video_model(),
+            model: params.video,
             rng: Uniform::new(params.seed, 0),
             bitrate_bps: params.bitrate_bps,
             params,
@@ -451,10 +451,12 @@ mod tests {
     fn steady() -> MediaParams {
         MediaParams {
             bitrate_bps: 80_000,
-            fps: 10,
-            keyframe_interval: 1000,
-            keyframe_ratio: 1.0,
-            jitter: 0.0,
+            video: VideoModel {
+                fps: 10,
+                keyframe_interval: 1000,
+                keyframe_ratio: 1.0,
+                jitter: 0.0,
+            },
             deadline: ms(150),
             seed: 1,
             adaptive: false,
@@ -544,10 +546,12 @@ mod tests {
     fn params() -> MediaParams {
         MediaParams {
             bitrate_bps: 2_000_000,
-            fps: 30,
-            keyframe_interval: 60,
-            keyframe_ratio: 5.0,
-            jitter: 0.0,
+            video: VideoModel {
+                fps: 30,
+                keyframe_interval: 60,
+                keyframe_ratio: 5.0,
+                jitter: 0.0,
+            },
             deadline: Duration::from_millis(175),
             seed: 1,
             adaptive: false,
@@ -556,7 +560,7 @@ mod tests {
 
     #[test]
     fn frame_sizes_average_to_the_bitrate() {
-        let model = params().video_model();
+        let model = params().video;
         let mut rng = Uniform::new(1, 0);
         let mut size = |model: &VideoModel, seq| model.frame_bytes(seq, 2_000_000, rng.next_f64());
         let total: u64 = (0..600).map(|seq| size(&model, seq)).sum();
@@ -565,11 +569,10 @@ mod tests {
         let key = size(&model, 0) as f64;
         let p = size(&model, 1) as f64;
         assert!((key / p - 5.0).abs() < 0.01);
-        let jittery = MediaParams {
+        let jittery = VideoModel {
             jitter: 0.2,
-            ..params()
-        }
-        .video_model();
+            ..params().video
+        };
         let total: u64 = (0..6000).map(|seq| size(&jittery, seq)).sum();
         assert!((total as f64 - 5e7).abs() < 5e7 * 0.01, "{total}");
     }

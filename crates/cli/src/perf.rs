@@ -642,7 +642,10 @@ fn session_request(
             units::parse_rate(rate).with_context(|| format!("{rate_flag} {rate:?}"))?;
         let config = scenario::apps::MediaConfig {
             bitrate_bps,
-            fps: args.fps.unwrap_or(defaults.fps),
+            video: perfwire::media::VideoModel {
+                fps: args.fps.unwrap_or(defaults.video.fps),
+                ..defaults.video
+            },
             deadline: Some(deadline),
             adaptive: args.adaptive,
             ..defaults
@@ -661,10 +664,7 @@ fn session_request(
             sender,
             params: AppParams::Media(MediaParams {
                 bitrate_bps: config.bitrate_bps,
-                fps: config.fps,
-                keyframe_interval: config.keyframe_interval,
-                keyframe_ratio: config.keyframe_ratio,
-                jitter: config.jitter,
+                video: config.video,
                 deadline,
                 seed: 1,
                 adaptive: config.adaptive,

@@ -496,10 +496,12 @@ mod tests {
                     sender: Sender::Server,
                     params: AppParams::Media(MediaParams {
                         bitrate_bps: 1_000_000,
-                        fps: 30,
-                        keyframe_interval: 60,
-                        keyframe_ratio: 5.0,
-                        jitter: 0.2,
+                        video: perfwire::media::VideoModel {
+                            fps: 30,
+                            keyframe_interval: 60,
+                            keyframe_ratio: 5.0,
+                            jitter: 0.2,
+                        },
                         deadline: Duration::from_millis(150),
                         seed: 1,
                         adaptive: false,

@@ -105,10 +105,7 @@ pub fn media_params(
 ) -> MediaParams {
     MediaParams {
         bitrate_bps: media.bitrate_bps,
-        fps: media.fps,
-        keyframe_interval: media.keyframe_interval,
-        keyframe_ratio: media.keyframe_ratio,
-        jitter: media.jitter,
+        video: media.video,
         deadline: media_deadline(scenario, flow, media),
         seed: app_seed(seed, flow, index),
         adaptive: media.adaptive,

@@ -72,6 +72,79 @@ pub struct VideoModel {
     pub jitter: f64,
 }
 
+/// A media source's value out of range: the key as a scenario table writes it (`bitrate`,
+/// `fps`, `keyframe_interval`, `keyframe_ratio`, `jitter`, `deadline`) and what is wrong, for
+/// the caller to place (a table's path, a flag, a session request's application).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct MediaValueError {
+    /// The key.
+    pub field: &'static str,
+    /// What is wrong with its value.
+    pub problem: String,
+}
+
+fn out_of_range(field: &'static str, problem: impl Into<String>) -> MediaValueError {
+    MediaValueError {
+        field,
+        problem: problem.into(),
+    }
+}
+
+/// Frames per second a media source may have.
+pub const FPS_RANGE: std::ops::RangeInclusive<u32> = 1..=240;
+
+/// Keyframe size / P-frame size a media source may have.
+pub const KEYFRAME_RATIO_RANGE: std::ops::RangeInclusive<f64> = 1.0..=100.0;
+
+/// Longest deadline a media source may have.
+pub const MAX_DEADLINE: Duration = Duration::from_secs(24 * 3600);
+
+/// The limits every media source is held to, wherever its parameters come from (a scenario
+/// file, `satquic get`'s flags, a session request off the network): a source at `bitrate_bps`
+/// with frames from `video`.
+pub fn check_source(bitrate_bps: u64, video: &VideoModel) -> Result<(), MediaValueError> {
+    if bitrate_bps == 0 {
+        return Err(out_of_range("bitrate", "must be greater than zero"));
+    }
+    let fps = video.fps;
+    if !FPS_RANGE.contains(&fps) {
+        return Err(out_of_range("fps", format!("{fps}: expected 1 to 240")));
+    }
+    if video.keyframe_interval == 0 {
+        return Err(out_of_range(
+            "keyframe_interval",
+            "must be at least 1 frame",
+        ));
+    }
+    let ratio = video.keyframe_ratio;
+    if !(ratio.is_finite() && KEYFRAME_RATIO_RANGE.contains(&ratio)) {
+        return Err(out_of_range(
+            "keyframe_ratio",
+            format!("{ratio}: expected 1 to 100"),
+        ));
+    }
+    let jitter = video.jitter;
+    if !(jitter.is_finite() && (0.0..1.0).contains(&jitter)) {
+        return Err(out_of_range(
+            "jitter",
+            format!("{jitter}: expected at least 0 and below 1"),
+        ));
+    }
+    Ok(())
+}
+
+/// The limits of a media deadline (the same for every source).
+pub fn check_deadline(deadline: Duration) -> Result<(), MediaValueError> {
+    if deadline.is_zero() || deadline > MAX_DEADLINE {
+        return Err(out_of_range(
+            "deadline",
+            "must be greater than zero and at most 24 h",
+        ));
+    }
+    Ok(())
+}
+
 impl VideoModel {
     /// The size of frame `seq` when the encoder runs at `bitrate_bps`, bytes (at least a header
     /// and one payload byte); `unit` is the frame's uniform random draw in [0, 1) (one draw per
@@ -162,6 +235,57 @@ impl DelayPercentiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_limit_names_its_key() {
+        let video = VideoModel {
+            fps: 30,
+            keyframe_interval: 60,
+            keyframe_ratio: 5.0,
+            jitter: 0.2,
+        };
+        assert_eq!(check_source(2_000_000, &video), Ok(()));
+        let field =
+            |bitrate_bps, video: VideoModel| check_source(bitrate_bps, &video).unwrap_err().field;
+        assert_eq!(field(0, video), "bitrate");
+        for (fps, ok) in [(0, false), (1, true), (240, true), (241, false)] {
+            assert_eq!(
+                check_source(1, &VideoModel { fps, ..video }).is_ok(),
+                ok,
+                "{fps}"
+            );
+        }
+        assert_eq!(
+            field(
+                1,
+                VideoModel {
+                    keyframe_interval: 0,
+                    ..video
+                }
+            ),
+            "keyframe_interval"
+        );
+        for ratio in [0.99, 100.01, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                field(
+                    1,
+                    VideoModel {
+                        keyframe_ratio: ratio,
+                        ..video
+                    }
+                ),
+                "keyframe_ratio"
+            );
+        }
+        for jitter in [-0.01, 1.0, f64::NAN] {
+            assert_eq!(field(1, VideoModel { jitter, ..video }), "jitter");
+        }
+        assert!(check_deadline(Duration::from_millis(1)).is_ok());
+        assert!(check_deadline(MAX_DEADLINE).is_ok());
+        for deadline in [Duration::ZERO, MAX_DEADLINE + Duration::from_nanos(1)] {
+            assert_eq!(check_deadline(deadline).unwrap_err().field, "deadline");
+        }
+    }
 
     #[test]
     fn header_round_trips_and_is_big_endian() {

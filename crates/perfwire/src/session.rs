@@ -26,7 +26,7 @@
 
 use std::time::Duration;
 
-use crate::media::DelayPercentiles;
+use crate::media::{DelayPercentiles, VideoModel};
 
 /// ALPN of a media/bulk session (satquic's own; versioned: 2 added what the server received to
 /// its summary, so that an upload's measurements reach the client).
@@ -50,12 +50,6 @@ pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// Largest refusal message, bytes.
 pub const MAX_REASON_BYTES: usize = 1024;
 
-/// Frames per second a media source may have (as scenario files allow).
-pub const FPS_RANGE: std::ops::RangeInclusive<u32> = 1..=240;
-
-/// Keyframe size / P-frame size a media source may have.
-pub const KEYFRAME_RATIO_RANGE: std::ops::RangeInclusive<f64> = 1.0..=100.0;
-
 /// Which end sends an application's data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sender {
@@ -65,37 +59,19 @@ pub enum Sender {
     Server,
 }
 
-/// A synthetic video source ([`crate::media::VideoModel`]) and its deadline.
+/// A synthetic video source and its deadline.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MediaParams {
     /// Mean rate, bit/s (frame bytes, headers included).
     pub bitrate_bps: u64,
-    /// Frames per second.
-    pub fps: u32,
-    /// A keyframe every this many frames.
-    pub keyframe_interval: u32,
-    /// Keyframe size / P-frame size.
-    pub keyframe_ratio: f64,
-    /// Uniform size jitter, ± this fraction.
-    pub jitter: f64,
+    /// Frame sizes and capture times.
+    pub video: VideoModel,
     /// A frame later than this (capture → last byte) is late.
     pub deadline: Duration,
     /// Seed of the frame-size jitter.
     pub seed: u64,
     /// Follow the scheduler's target bitrate.
     pub adaptive: bool,
-}
-
-impl MediaParams {
-    /// The source's frame-size model.
-    pub fn video_model(&self) -> crate::media::VideoModel {
-        crate::media::VideoModel {
-            fps: self.fps,
-            keyframe_interval: self.keyframe_interval,
-            keyframe_ratio: self.keyframe_ratio,
-            jitter: self.jitter,
-        }
-    }
 }
 
 /// Offered load on one stream.
@@ -240,10 +216,10 @@ impl SessionRequest {
                 AppParams::Media(m) => {
                     body.extend_from_slice(&[KIND_MEDIA, sender]);
                     body.extend_from_slice(&m.bitrate_bps.to_be_bytes());
-                    body.extend_from_slice(&m.fps.to_be_bytes());
-                    body.extend_from_slice(&m.keyframe_interval.to_be_bytes());
-                    body.extend_from_slice(&m.keyframe_ratio.to_bits().to_be_bytes());
-                    body.extend_from_slice(&m.jitter.to_bits().to_be_bytes());
+                    body.extend_from_slice(&m.video.fps.to_be_bytes());
+                    body.extend_from_slice(&m.video.keyframe_interval.to_be_bytes());
+                    body.extend_from_slice(&m.video.keyframe_ratio.to_bits().to_be_bytes());
+                    body.extend_from_slice(&m.video.jitter.to_bits().to_be_bytes());
                     body.extend_from_slice(&micros(m.deadline).to_be_bytes());
                     body.extend_from_slice(&m.seed.to_be_bytes());
                     body.push(u8::from(m.adaptive));
@@ -315,10 +291,12 @@ impl SessionRequest {
             let params = match kind {
                 KIND_MEDIA => AppParams::Media(MediaParams {
                     bitrate_bps: r.u64("media bitrate")?,
-                    fps: r.u32("media fps")?,
-                    keyframe_interval: r.u32("media keyframe interval")?,
-                    keyframe_ratio: r.f64("media keyframe ratio")?,
-                    jitter: r.f64("media jitter")?,
+                    video: VideoModel {
+                        fps: r.u32("media fps")?,
+                        keyframe_interval: r.u32("media keyframe interval")?,
+                        keyframe_ratio: r.f64("media keyframe ratio")?,
+                        jitter: r.f64("media jitter")?,
+                    },
                     deadline: duration_from_micros(r.u64("media deadline")?),
                     seed: r.u64("media seed")?,
                     adaptive: match r.u8("media adaptive")? {
@@ -389,38 +367,9 @@ impl SessionRequest {
             let field = |name: &str| format!("apps[{i}].{name}");
             match app.params {
                 AppParams::Media(m) => {
-                    if m.bitrate_bps == 0 {
-                        return Err(invalid(field("bitrate"), "must be greater than zero"));
-                    }
-                    if !FPS_RANGE.contains(&m.fps) {
-                        return Err(invalid(
-                            field("fps"),
-                            format!("{}: expected 1 to 240", m.fps),
-                        ));
-                    }
-                    if m.keyframe_interval == 0 {
-                        return Err(invalid(field("keyframe_interval"), "must be at least 1"));
-                    }
-                    if !(m.keyframe_ratio.is_finite()
-                        && KEYFRAME_RATIO_RANGE.contains(&m.keyframe_ratio))
-                    {
-                        return Err(invalid(
-                            field("keyframe_ratio"),
-                            format!("{}: expected 1 to 100", m.keyframe_ratio),
-                        ));
-                    }
-                    if !(m.jitter.is_finite() && (0.0..1.0).contains(&m.jitter)) {
-                        return Err(invalid(
-                            field("jitter"),
-                            format!("{}: expected at least 0 and below 1", m.jitter),
-                        ));
-                    }
-                    if m.deadline.is_zero() || m.deadline > MAX_DURATION {
-                        return Err(invalid(
-                            field("deadline"),
-                            "must be greater than zero and at most 24 h",
-                        ));
-                    }
+                    crate::media::check_source(m.bitrate_bps, &m.video)
+                        .and_then(|()| crate::media::check_deadline(m.deadline))
+                        .map_err(|e| invalid(field(e.field), e.problem))?;
                 }
                 AppParams::Bulk(b) => {
                     if b.rate_bps == Some(0) {
@@ -690,10 +639,12 @@ mod tests {
                     sender: Sender::Server,
                     params: AppParams::Media(MediaParams {
                         bitrate_bps: 2_000_000,
-                        fps: 30,
-                        keyframe_interval: 60,
-                        keyframe_ratio: 5.0,
-                        jitter: 0.2,
+                        video: VideoModel {
+                            fps: 30,
+                            keyframe_interval: 60,
+                            keyframe_ratio: 5.0,
+                            jitter: 0.2,
+                        },
                         deadline: Duration::from_millis(175),
                         seed: 7,
                         adaptive: true,
@@ -775,9 +726,9 @@ mod tests {
             r.validate().unwrap_err().to_string()
         };
         assert!(with(&|m| m.bitrate_bps = 0).contains("apps[0].bitrate"));
-        assert!(with(&|m| m.fps = 0).contains("apps[0].fps"));
-        assert!(with(&|m| m.jitter = f64::NAN).contains("apps[0].jitter"));
-        assert!(with(&|m| m.keyframe_ratio = 0.5).contains("apps[0].keyframe_ratio"));
+        assert!(with(&|m| m.video.fps = 0).contains("apps[0].fps"));
+        assert!(with(&|m| m.video.jitter = f64::NAN).contains("apps[0].jitter"));
+        assert!(with(&|m| m.video.keyframe_ratio = 0.5).contains("apps[0].keyframe_ratio"));
         assert!(with(&|m| m.deadline = Duration::ZERO).contains("apps[0].deadline"));
         let mut r = request();
         r.duration = Duration::ZERO;

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use perfwire::media::VideoModel;
 use serde::Deserialize;
 
 use crate::error::FieldError;
@@ -52,14 +53,8 @@ pub struct BulkConfig {
 pub struct MediaConfig {
     /// Mean media rate, bit/s.
     pub bitrate_bps: u64,
-    /// Frames per second.
-    pub fps: u32,
-    /// A keyframe every this many frames.
-    pub keyframe_interval: u32,
-    /// Keyframe size / P-frame size.
-    pub keyframe_ratio: f64,
-    /// Uniform size jitter, ± this fraction.
-    pub jitter: f64,
+    /// Frame sizes and capture times (`fps`, `keyframe_interval`, `keyframe_ratio`, `jitter`).
+    pub video: VideoModel,
     /// Frames later than this are late; None: the flow's one-way propagation delay + 150 ms.
     pub deadline: Option<Duration>,
     /// Whether the client sends the video (`direction = "upload"`); the server otherwise.
@@ -140,10 +135,12 @@ struct RawBulk {
 /// ±20 % size jitter (also `satquic get --media`'s).
 pub const DEFAULT_MEDIA: MediaConfig = MediaConfig {
     bitrate_bps: 2_000_000,
-    fps: 30,
-    keyframe_interval: 60,
-    keyframe_ratio: 5.0,
-    jitter: 0.2,
+    video: VideoModel {
+        fps: 30,
+        keyframe_interval: 60,
+        keyframe_ratio: 5.0,
+        jitter: 0.2,
+    },
     deadline: None,
     upload: false,
     adaptive: false,
@@ -155,37 +152,12 @@ impl MediaConfig {
     /// `keyframe_ratio`, `jitter`, `deadline`), for the caller to place: under the table's
     /// path when read from a file, as the flag that set it on the command line (`satquic get`).
     pub fn check(&self) -> Result<(), FieldError> {
-        if self.bitrate_bps == 0 {
-            return Err(FieldError::new("bitrate", "must be greater than zero"));
-        }
-        let fps = self.fps;
-        if !(1..=240).contains(&fps) {
-            return Err(FieldError::new("fps", format!("{fps}: expected 1 to 240")));
-        }
-        if self.keyframe_interval == 0 {
-            return Err(FieldError::new(
-                "keyframe_interval",
-                "must be at least 1 frame",
-            ));
-        }
-        let keyframe_ratio = self.keyframe_ratio;
-        if !(keyframe_ratio.is_finite() && (1.0..=100.0).contains(&keyframe_ratio)) {
-            return Err(FieldError::new(
-                "keyframe_ratio",
-                format!("{keyframe_ratio}: expected 1 to 100"),
-            ));
-        }
-        let jitter = self.jitter;
-        if !(jitter.is_finite() && (0.0..1.0).contains(&jitter)) {
-            return Err(FieldError::new(
-                "jitter",
-                format!("{jitter}: expected at least 0 and below 1"),
-            ));
-        }
-        if self.deadline.is_some_and(|d| d.is_zero()) {
-            return Err(FieldError::new("deadline", "must be greater than zero"));
-        }
-        Ok(())
+        perfwire::media::check_source(self.bitrate_bps, &self.video)
+            .and_then(|()| {
+                self.deadline
+                    .map_or(Ok(()), perfwire::media::check_deadline)
+            })
+            .map_err(|e| FieldError::new(e.field, e.problem))
     }
 }
 
@@ -193,12 +165,16 @@ fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, FieldError> {
     let field = |key: &str| format!("{at}.{key}");
     let mut config = MediaConfig {
         bitrate_bps: raw.bitrate.unwrap_or(DEFAULT_MEDIA.bitrate_bps),
-        fps: raw.fps.unwrap_or(DEFAULT_MEDIA.fps),
-        keyframe_interval: raw
-            .keyframe_interval
-            .unwrap_or(DEFAULT_MEDIA.keyframe_interval),
-        keyframe_ratio: raw.keyframe_ratio.unwrap_or(DEFAULT_MEDIA.keyframe_ratio),
-        jitter: raw.jitter.unwrap_or(DEFAULT_MEDIA.jitter),
+        video: VideoModel {
+            fps: raw.fps.unwrap_or(DEFAULT_MEDIA.video.fps),
+            keyframe_interval: raw
+                .keyframe_interval
+                .unwrap_or(DEFAULT_MEDIA.video.keyframe_interval),
+            keyframe_ratio: raw
+                .keyframe_ratio
+                .unwrap_or(DEFAULT_MEDIA.video.keyframe_ratio),
+            jitter: raw.jitter.unwrap_or(DEFAULT_MEDIA.video.jitter),
+        },
         deadline: raw.deadline,
         upload: false,
         adaptive: raw.adaptive.unwrap_or(DEFAULT_MEDIA.adaptive),

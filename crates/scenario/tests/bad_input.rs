@@ -390,11 +390,11 @@ fn assert_sane(s: &Scenario) -> Result<(), String> {
                 }
                 AppKind::Media(m) => {
                     if m.bitrate_bps == 0
-                        || !(1..=240).contains(&m.fps)
-                        || m.keyframe_interval == 0
-                        || !(m.keyframe_ratio.is_finite()
-                            && (1.0..=100.0).contains(&m.keyframe_ratio))
-                        || !(m.jitter.is_finite() && (0.0..1.0).contains(&m.jitter))
+                        || !(1..=240).contains(&m.video.fps)
+                        || m.video.keyframe_interval == 0
+                        || !(m.video.keyframe_ratio.is_finite()
+                            && (1.0..=100.0).contains(&m.video.keyframe_ratio))
+                        || !(m.video.jitter.is_finite() && (0.0..1.0).contains(&m.video.jitter))
                         || m.deadline.is_some_and(|d| d.is_zero() || d > MAX_DURATION)
                     {
                         return fail(format!("flow {at}: media {m:?}"));

@@ -19,10 +19,12 @@ fn media() -> FlowApp {
         spec: Arc::new(MediaSpec {
             params: MediaParams {
                 bitrate_bps: 2_000_000,
-                fps: 30,
-                keyframe_interval: 60,
-                keyframe_ratio: 5.0,
-                jitter: 0.2,
+                video: perfwire::media::VideoModel {
+                    fps: 30,
+                    keyframe_interval: 60,
+                    keyframe_ratio: 5.0,
+                    jitter: 0.2,
+                },
                 deadline: ms(200),
                 seed: 7,
                 adaptive: false,

@@ -971,7 +971,7 @@ fn media_tables_take_defaults_and_reject_nonsense_by_field() {
         panic!("not media: {:?}", s.flows[0].apps[0]);
     };
     assert_eq!(
-        (media.bitrate_bps, media.fps, media.deadline),
+        (media.bitrate_bps, media.video.fps, media.deadline),
         (2_000_000, 30, None)
     );
     let s = load(

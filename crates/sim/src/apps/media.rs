@@ -111,7 +111,7 @@ fn sender_report(
     let mut report = serde_json::Map::new();
     report.insert("frames_sent".into(), sent.frames_sent.into());
     report.insert("cancelled_frames".into(), sent.cancelled_frames.into());
-    report.insert("fps".into(), spec.params.fps.into());
+    report.insert("fps".into(), spec.params.video.fps.into());
     report.insert("bitrate_bps".into(), spec.params.bitrate_bps.into());
     report.insert(
         "first_capture_s".into(),
