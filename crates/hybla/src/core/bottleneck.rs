@@ -1,0 +1,193 @@
+//! The pipe-aware rules' readings of the bottleneck
+//! ([`Growth::PipeAware`](super::Growth::PipeAware)): whether the link is full, whether
+//! somebody else's packets share the queue and how fast their window grows, and the two ways
+//! the flow empties a queue of its own (draining an excess, refreshing the base RTT).
+
+use std::time::Duration;
+
+use crate::queue::HIGHEST_QUEUE_WINDOW;
+
+use super::Hybla;
+use super::params::{
+    BASE_REFRESH_FRACTION, COMPETITION_HOLD, COMPETITION_HOLD_RTTS, COMPETITION_RATE_SHARE,
+    GROWTH_SPAN, SATURATION_RATE_SHARE,
+};
+
+impl Hybla {
+    /// Alone, the flow's own queue (its budget) never empties by itself, and a queue that
+    /// stands longer than the base-RTT filter's window passes for propagation delay: the base
+    /// RTT would creep up by a budget per window, and the queue with it. Half a window after
+    /// the path was last seen empty, the window drops below the pipe for a round
+    /// (W ← [`BASE_REFRESH_FRACTION`] × delivery rate × the smallest RTT of the last
+    /// [`PATH_RTT_WINDOW`](super::params::PATH_RTT_WINDOW)), as BBR's ProbeRTT does, and Hybla's growth refills it within a
+    /// few RTTs.
+    pub(super) fn refresh_base_rtt(&mut self, now: Duration, base: Duration) {
+        let since = *self.path_seen_empty_at.get_or_insert(now);
+        if now < since + self.params.base_rtt_window / 2
+            || self
+                .reduced_at
+                .is_some_and(|t| now < t + base + self.queue.delay())
+        {
+            return;
+        }
+        let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
+            return;
+        };
+        // Below the pipe of the smallest RTT of the last minute, so that the flow's queue
+        // drains within the round even if the base RTT has crept up (a window at the pipe
+        // keeps a queue where it is).
+        let path = self.path_rtt.get().unwrap_or(base).min(base);
+        let target = (rate * path.mul_f64(BASE_REFRESH_FRACTION).as_secs_f64()) as u64;
+        if target < self.cwnd_bytes {
+            // The threshold too: the refill is congestion avoidance's ρ² below the pipe, not a
+            // slow start that would overshoot back into the queue within the round.
+            self.cwnd_bytes = target.max(self.minimum_window());
+            self.ssthresh_bytes = self.cwnd_bytes;
+            self.carry_bytes = 0.0;
+            self.reduced_at = Some(now);
+        }
+        self.path_seen_empty_at = Some(now);
+    }
+
+    /// The bottleneck is shared when, for a whole round, a queue stands while the flow gets
+    /// clearly less than the capacity it measured. Not within a round of its own reduction:
+    /// its rate falls at once while its own queue takes that long to drain.
+    pub(super) fn detect_competition(&mut self, now: Duration, base: Duration) {
+        let settled = self
+            .reduced_at
+            .is_none_or(|t| now >= t + base + self.queue.delay());
+        let standing = self.queue.standing() >= 2 * self.queue.budget();
+        // The flow drained its own excess a round ago, yet the queue still stands: it is not
+        // the flow's (a competitor that fills the queue may leave the flow most of the rate).
+        let round = base + self.queue.delay();
+        let outlived_a_drain = self
+            .drained_at
+            .is_some_and(|t| now >= t + round && now <= t + 3 * round);
+        if !(standing && settled && (self.shares_the_bottleneck() || outlived_a_drain)) {
+            self.competition_seen_since = None;
+            return;
+        }
+        let since = *self.competition_seen_since.get_or_insert(now);
+        if now >= since + base {
+            let hold = COMPETITION_HOLD.max(base * COMPETITION_HOLD_RTTS);
+            self.competing_until = Some(now + hold);
+        }
+    }
+
+    /// The other flows' window growth while the bottleneck is shared: a queue fills by what
+    /// every flow adds to its window (the link is full), so the queue's rise since its lowest
+    /// point after the last reduction × capacity − this flow's own window growth over the same
+    /// time is theirs. Averaged from the trough, not over short spans: Cubic adds most of its
+    /// window in the seconds after its reduction and little on its plateau, and what matches
+    /// it is its mean growth over the cycle. Measured over at least [`GROWTH_SPAN`] (a NewReno
+    /// at 600 ms adds 1.2 ms of queue per second at 10 Mbit/s).
+    pub(super) fn measure_others_growth(&mut self, now: Duration, base: Duration) {
+        let shared_queue = self.competing() && self.queue.standing() >= self.queue.budget();
+        if !shared_queue {
+            self.growth_anchor = None;
+            // The estimate outlives a competitor's sawtooth (its loss empties the queue for a
+            // few rounds), not a competitor that left.
+            if self
+                .competing_until
+                .is_none_or(|until| now > until + HIGHEST_QUEUE_WINDOW)
+            {
+                self.others_growth_bytes_per_s = 0.0;
+            }
+            return;
+        }
+        // The queue over the smallest RTT of the last minute: a competitor that never lets the
+        // queue empty (Cubic's 0.7 on a 1-BDP buffer) lifts the 10 s base RTT, and each step
+        // of it would read as the queue falling.
+        let q1 = self.queue.delay() + base.saturating_sub(self.path_rtt.get().unwrap_or(base));
+        // A new trough: after this flow's own reduction (its window fell, the queue with it)
+        // or wherever the queue falls below the last one (a competitor reduced).
+        let fresh = self
+            .growth_anchor
+            .is_none_or(|(t0, q0, _)| self.reduced_at.is_some_and(|r| r >= t0) || q1 <= q0);
+        if fresh {
+            self.growth_anchor = Some((now, q1, self.cwnd_bytes));
+            return;
+        }
+        let Some((t0, q0, w0)) = self.growth_anchor else {
+            return;
+        };
+        let span = now - t0;
+        if span < GROWTH_SPAN.max(2 * base) {
+            return;
+        }
+        let Some(capacity) = self.capacity_bytes_per_s() else {
+            return;
+        };
+        let total = (q1 - q0).as_secs_f64() * capacity / span.as_secs_f64();
+        let own = self.cwnd_bytes.saturating_sub(w0) as f64 / span.as_secs_f64();
+        self.others_growth_bytes_per_s = (total - own).max(0.0);
+    }
+
+    /// Alone, a queue beyond twice the flow's budget is the flow's own excess (a capacity drop,
+    /// an overshoot): take it out of the window at once, W ← delivery rate × (base RTT +
+    /// budget), at most once per RTT. A queue left standing would outlast the base-RTT filter
+    /// and pass for propagation delay.
+    pub(super) fn drain_own_queue(&mut self, now: Duration, base: Duration) {
+        // The standing reading is the smallest of a whole round: a queue that lasts it keeps
+        // the link busy, whether or not the round's delivery rate reached the capacity.
+        if self.estimating_ssthresh || self.queue.standing() < 2 * self.queue.budget() {
+            self.excess_since = None;
+            return;
+        }
+        // Only a queue that stands for a round: the pacer runs a quarter faster than the
+        // window allows, so a window that regrows at once queues its excess for a moment.
+        let since = *self.excess_since.get_or_insert(now);
+        if now < since + base {
+            return;
+        }
+        let round = base + self.queue.delay();
+        if self.reduced_at.is_some_and(|t| now < t + round) {
+            return;
+        }
+        // A queue that outlives a drain is not the flow's own: leave the rounds after a drain
+        // to competition detection, or the flow drains again as soon as it settles and
+        // shrinks to its current share of a queue somebody else keeps full.
+        if self.drained_at.is_some_and(|t| now < t + 3 * round) {
+            return;
+        }
+        let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
+            return;
+        };
+        let target = (rate * (base + self.queue.budget()).as_secs_f64()) as u64;
+        if target < self.cwnd_bytes {
+            self.cwnd_bytes = target.max(self.minimum_window());
+            self.ssthresh_bytes = self.cwnd_bytes;
+            self.carry_bytes = 0.0;
+            self.reduced_at = Some(now);
+            self.drained_at = Some(now);
+        }
+    }
+
+    /// Whether the flow gets (nearly) all the capacity and a queue was seen within the rate
+    /// window: the link is full, so more window only makes queue.
+    pub(super) fn saturated(&self) -> bool {
+        let queue_seen = self
+            .saturated_at
+            .is_some_and(|t| self.now.saturating_sub(t) <= self.params.rate_window);
+        queue_seen
+            && self
+                .rate_share()
+                .is_some_and(|share| share >= SATURATION_RATE_SHARE)
+    }
+
+    /// The last round's delivery rate over the capacity.
+    pub(super) fn rate_share(&self) -> Option<f64> {
+        let (recent, capacity) = (
+            self.rate.recent_rate_bytes_per_s()?,
+            self.capacity_bytes_per_s()?,
+        );
+        (capacity > 0.0).then(|| recent / capacity)
+    }
+
+    /// Whether the flow gets clearly less than the capacity it measured: with a queue
+    /// standing, the rest of the capacity goes to somebody else's packets.
+    fn shares_the_bottleneck(&self) -> bool {
+        self.rate_share()
+            .is_some_and(|share| share < COMPETITION_RATE_SHARE)
+    }
+}

@@ -1,0 +1,195 @@
+//! ρ and the window's growth: \[Caini2004\] eq. 9 with byte counting (slow start, congestion
+//! avoidance, the fractions carried), start-up towards the estimated pipe, and the pipe-aware
+//! rules (below the pipe, at a full link, at a shared bottleneck).
+
+use crate::resume::ResumePhase;
+
+use super::params::{
+    CompetingGrowth, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh, MAX_WINDOW_BYTES,
+    SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
+};
+use super::{Hybla, Phase};
+
+impl Hybla {
+    pub(super) fn update_rho(&mut self) {
+        let Some(base) = self.base_rtt.get() else {
+            return;
+        };
+        // ρ = RTT / RTT0 (eq. 5), never below 1 (§3.1: fast connections keep standard rules).
+        let rho = (base.as_secs_f64() / self.params.rtt0.as_secs_f64()).max(1.0);
+        let first = !self.rho_known;
+        self.rho = rho;
+        self.rho_known = true;
+        if first {
+            // Initial window and threshold scale with ρ ([Caini2004] §3.1).
+            if !self.loss_seen {
+                let scaled = (self.params.initial_window_bytes as f64 * rho) as u64;
+                self.cwnd_bytes = self.cwnd_bytes.max(scaled).min(MAX_WINDOW_BYTES);
+            }
+            if let InitialSsthresh::Segments(g) = self.params.initial_ssthresh {
+                self.ssthresh_bytes = (g * rho * self.mss_bytes as f64) as u64;
+            }
+        }
+        self.cwnd_bytes = self.cwnd_bytes.max(self.minimum_window());
+    }
+
+    fn apply(&mut self, increment_bytes: f64) {
+        // Whole bytes now, the fraction carried ([Cavallotti2024] §4.2.3).
+        let total = increment_bytes + self.carry_bytes;
+        let whole = total.floor();
+        self.carry_bytes = total - whole;
+        let whole = whole.min(MAX_WINDOW_BYTES as f64) as u64;
+        self.cwnd_bytes = self.cwnd_bytes.saturating_add(whole).min(MAX_WINDOW_BYTES);
+    }
+
+    /// Congestion-avoidance increment for `bytes` acknowledged: W += ρ²/W per MSS (eq. 9),
+    /// i.e. ρ²·MSS·bytes/cwnd in bytes; with `PipeAware`, nothing while a queue of the flow's
+    /// own stands, and the [`CompetingGrowth`] rule while the bottleneck is shared.
+    fn ca_increment(&self, rho: f64, bytes: f64) -> f64 {
+        let queue = self.queue.delay() >= self.queue.budget();
+        let pipe = self.growth_pipe_bytes();
+        let per_rtt_segments = match self.params.growth {
+            Growth::Seed => rho * rho,
+            Growth::PipeAware if self.competing() => self.competing_segments_per_rtt(),
+            // A queue of the flow's own on a full link: more window only lengthens it.
+            Growth::PipeAware if self.saturated() && queue => 0.0,
+            // Full, or a queue reading on a link that is not full (jitter, a path longer than
+            // the base RTT remembers): one segment per RTT. The queue shows a round late, so
+            // the flow overshoots by a segment, not by ρ² (a whole BDP at ρ = 24).
+            Growth::PipeAware if self.saturated() || queue => 1.0,
+            // Below the pipe at Hybla's speed, but not past it in one go.
+            Growth::PipeAware if pipe.is_some_and(|p| self.cwnd_bytes < p) => {
+                let room = pipe.map_or(0, |p| p - self.cwnd_bytes) as f64;
+                let increment = rho * rho * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64;
+                return increment.min(room);
+            }
+            // Above the pipe, no queue, and clearly short of the capacity (jitter or ACK
+            // thinning make the RTT longer than the base): the reference NewReno's
+            // queue-filling pace, ρ per RTT; nearly full, one segment.
+            Growth::PipeAware if pipe.is_some() => {
+                if self
+                    .rate_share()
+                    .is_some_and(|share| share < SHORT_RATE_SHARE)
+                {
+                    rho
+                } else {
+                    1.0
+                }
+            }
+            Growth::PipeAware => rho * rho,
+        };
+        per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
+    }
+
+    /// The pipe that bounds Hybla's ρ² growth: the declared capacity × base RTT, less the
+    /// share of a packet that is IP/UDP headers (the declaration counts IP bytes, the window
+    /// UDP payload); else the measured pipe ([`Self::pipe_bytes`]: a burst of the pacer
+    /// crosses the bottleneck back to back and measures it, but jitter's bunched deliveries
+    /// and thinned ACKs blur the measurement).
+    fn growth_pipe_bytes(&self) -> Option<u64> {
+        let declared = self
+            .params
+            .declared_bdp_bytes
+            .zip(self.base_rtt.get())
+            .zip(self.capacity_bytes_per_s())
+            .map(|((_, base), capacity)| {
+                let payload_share =
+                    self.mss_bytes as f64 / (self.mss_bytes + IP_UDP_HEADER_BYTES) as f64;
+                (payload_share * capacity * base.as_secs_f64()) as u64
+            });
+        declared.or_else(|| self.pipe_bytes())
+    }
+
+    /// Segments per RTT while the bottleneck is shared.
+    fn competing_segments_per_rtt(&self) -> f64 {
+        match self.params.competing_growth {
+            CompetingGrowth::Matched => {
+                let rtt = self.base_rtt.get().unwrap_or(self.params.rtt0) + self.queue.delay();
+                let matched =
+                    self.others_growth_bytes_per_s * rtt.as_secs_f64() / self.mss_bytes as f64;
+                matched.clamp(1.0, self.rho * self.rho)
+            }
+            CompetingGrowth::Reno => 1.0,
+            CompetingGrowth::Rho => self.rho,
+            CompetingGrowth::QueueRho => {
+                let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+                let queue = self.queue.delay();
+                let rho = ((base + queue).as_secs_f64() / (self.params.rtt0 + queue).as_secs_f64())
+                    .max(1.0);
+                rho * rho
+            }
+        }
+    }
+
+    /// Start-up under [`InitialSsthresh::Estimate`]: Hybla's slow start up to the target (the
+    /// declared or measured BDP), then [`STARTUP_GAIN_PER_ROUND`] per round until a queue
+    /// shows. Without a target no growth: at ρ = 20 one slow-start ACK would add 2²⁰
+    /// segments (\[Cavallotti2024\] §5.3).
+    fn grow_in_startup(&mut self, rho: f64, bytes: u64) {
+        let Some(target) = self.startup_target_bytes else {
+            return;
+        };
+        let hybla_per_byte = 2f64.powf(rho) - 1.0;
+        let probe_per_byte = (STARTUP_GAIN_PER_ROUND - 1.0).min(hybla_per_byte);
+        let mut bytes = bytes as f64;
+        if self.cwnd_bytes < target {
+            // W += 2^ρ − 1 per MSS acknowledged, up to the target; the rest probes.
+            let room = (target - self.cwnd_bytes) as f64 - self.carry_bytes;
+            let hybla_bytes = (room.max(0.0) / hybla_per_byte).min(bytes);
+            self.apply(hybla_bytes * hybla_per_byte);
+            bytes -= hybla_bytes;
+            if self.cwnd_bytes < target {
+                return;
+            }
+        }
+        if self.reached_target_at.is_none() {
+            self.reached_target_at = Some(self.now);
+        }
+        self.apply(bytes * probe_per_byte);
+    }
+
+    pub(super) fn grow(&mut self, bytes: u64) {
+        match self.resume_phase() {
+            // RFC 9959 §3.3 and §3.5: the window does not grow in these phases.
+            Some(ResumePhase::Unvalidated | ResumePhase::SafeRetreat) => return,
+            // §3.4 (Updating CWND): slow start, one byte per byte acknowledged, whatever ρ:
+            // Hybla's 2^ρ − 1 would double the jump before it is validated. And none while a
+            // queue of twice the flow's budget shows (Hybla's start-up ends at one budget;
+            // here growth only holds): the jump already fills the path, and doubling it
+            // would overflow a buffer that held the jump.
+            Some(ResumePhase::Validating) => {
+                if self.queue.delay() < 2 * self.queue.budget() {
+                    self.apply(bytes as f64);
+                }
+                return;
+            }
+            _ => {}
+        }
+        let rho = self.rho;
+        if self.phase() == Phase::CongestionAvoidance {
+            let increment = self.ca_increment(rho, bytes as f64);
+            self.apply(increment);
+            return;
+        }
+        if self.estimating_ssthresh {
+            self.grow_in_startup(rho, bytes);
+            return;
+        }
+        // Slow start: W += 2^ρ − 1 per MSS acknowledged (eq. 9), in bytes.
+        let per_byte = 2f64.powf(rho) - 1.0;
+        let increment = per_byte * bytes as f64;
+        let room = (self.ssthresh_bytes - self.cwnd_bytes) as f64;
+        if increment + self.carry_bytes < room {
+            self.apply(increment);
+            return;
+        }
+        // The increment crosses ssthresh: the bytes that reach it count as slow start, the
+        // rest as congestion avoidance ([Cavallotti2024] §4.2.3).
+        let ss_bytes = ((room - self.carry_bytes).max(0.0) / per_byte).min(bytes as f64);
+        let ca_bytes = (bytes as f64 - ss_bytes).max(0.0);
+        self.cwnd_bytes = self.ssthresh_bytes;
+        self.carry_bytes = 0.0;
+        let increment = self.ca_increment(rho, ca_bytes);
+        self.apply(increment);
+    }
+}

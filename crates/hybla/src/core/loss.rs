@@ -1,0 +1,113 @@
+//! How the controller takes a loss: the classifier (congestion or random loss, from the queue
+//! at the lost packet's send time and the recent loss share) and what it keeps of its verdicts.
+
+use std::time::Duration;
+
+use super::Hybla;
+use super::params::{Growth, LOSS_RATE_SAMPLE_PACKETS, RANDOM_LOSS_MAX_RATE};
+
+/// How the controller took a loss: the answer its loss classifier gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LossVerdict {
+    /// The bottleneck is overloaded: the window is reduced (or already was, within the
+    /// current recovery period or by start-up's drain).
+    Congestion,
+    /// A random (link) loss: the window stays.
+    Random,
+}
+
+/// Loss-detection batches and their bytes, by verdict, since the connection began.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LossTally {
+    /// Batches taken as congestion.
+    pub congestion_events: u64,
+    /// Bytes in those batches.
+    pub congestion_bytes: u64,
+    /// Batches taken as random loss.
+    pub random_events: u64,
+    /// Bytes in those batches.
+    pub random_bytes: u64,
+}
+
+/// One loss-detection batch as the controller took it. Built by the controller only; it may
+/// gain fields (what the classifier saw), hence `#[non_exhaustive]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LossRecord {
+    /// Send time of the newest packet in the batch (quinn reports no other), since the
+    /// controller's epoch.
+    pub sent: Duration,
+    /// Bytes declared lost in the batch.
+    pub lost_bytes: u64,
+    /// How it was taken.
+    pub verdict: LossVerdict,
+}
+
+impl Hybla {
+    pub(super) fn record_loss(&mut self, sent: Duration, lost_bytes: u64, verdict: LossVerdict) {
+        let tally = &mut self.loss_tally;
+        match verdict {
+            LossVerdict::Congestion => {
+                tally.congestion_events += 1;
+                tally.congestion_bytes += lost_bytes;
+            }
+            LossVerdict::Random => {
+                tally.random_events += 1;
+                tally.random_bytes += lost_bytes;
+            }
+        }
+        if self.params.record_losses {
+            self.loss_records.push(LossRecord {
+                sent,
+                lost_bytes,
+                verdict,
+            });
+        }
+    }
+
+    /// How a loss batch whose newest packet was sent at `sent` is taken.
+    pub(super) fn classify(&self, sent: Duration, persistent: bool) -> LossVerdict {
+        // ρ = 1 (RTT ≤ RTT0): Hybla is NewReno ([Caini2004] §3.1), and NewReno takes every loss
+        // for congestion. The random-loss extension is for paths that Hybla compensates.
+        if self.params.growth == Growth::Seed || persistent || self.rho <= 1.0 {
+            return LossVerdict::Congestion;
+        }
+        // A loss share above what random loss on a satellite link reaches: a policer, or an
+        // overflow too short for the RTT samples to show.
+        if self.loss_rate() > RANDOM_LOSS_MAX_RATE {
+            return LossVerdict::Congestion;
+        }
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let queue = self
+            .queue
+            .at_send_time(sent, base)
+            .unwrap_or(self.queue.delay());
+        if queue >= self.queue.congestion_threshold(self.competing()) {
+            LossVerdict::Congestion
+        } else {
+            LossVerdict::Random
+        }
+    }
+
+    /// Share of lost bytes over the current round and as many past ones as it takes to count
+    /// [`LOSS_RATE_SAMPLE_PACKETS`] (at least one, at most [`LOSS_RATE_ROUNDS`](super::params::LOSS_RATE_ROUNDS)): on a 30 ms
+    /// path two rounds hold 50 packets, and three random losses in them would read as 6 %.
+    fn loss_rate(&self) -> f64 {
+        let sample = LOSS_RATE_SAMPLE_PACKETS * self.mss_bytes;
+        let (mut delivered, mut lost) = (self.round_delivered_bytes, self.round_lost_bytes);
+        for (i, &(d, l)) in self.past_rounds.iter().rev().enumerate() {
+            if i > 0 && delivered + lost >= sample {
+                break;
+            }
+            delivered += d;
+            lost += l;
+        }
+        let total = delivered + lost;
+        if total == 0 {
+            0.0
+        } else {
+            lost as f64 / total as f64
+        }
+    }
+}

@@ -1,0 +1,615 @@
+//! The Hybla algorithm on plain numbers: bytes, `Duration`s since an epoch the caller picks.
+//!
+//! Notation of \[Caini2004\] (TCP Hybla, Caini & Firrincieli 2004): W is the congestion window in
+//! segments (MSS), ρ = RTT / RTT0, γ the slow-start threshold. The per-ACK rules (eq. 9) are
+//! applied with byte counting as in \[Cavallotti2024\] §4.2.3 (the picoquic implementation): every
+//! acknowledged MSS counts as one ACK of eq. 9.
+//!
+//! Inside: `params` holds the settings and the constants behind the rules, `loss` the loss
+//! classifier and its verdicts, `growth` ρ and the growth rules, `bottleneck` the pipe-aware
+//! readings of the shared queue (a full link, competition and the other flows' growth, the
+//! flow's own excess queue, the base-RTT refresh); this module holds the state and the events
+//! that drive it.
+
+use std::time::Duration;
+
+use crate::min_filter::{WindowedMax, WindowedMin};
+use crate::queue::QueueMonitor;
+use crate::rate::DeliveryRate;
+use crate::resume::{
+    CarefulResume, MIN_SAVED_WINDOW_IWS, ResumeCommand, ResumePhase, ResumeReport, SavedPath,
+};
+
+mod bottleneck;
+mod growth;
+mod loss;
+mod params;
+
+pub use loss::{LossRecord, LossTally, LossVerdict};
+#[cfg(test)]
+pub(crate) use params::STARTUP_GAIN_PER_ROUND;
+pub use params::{
+    CompetingGrowth, Growth, HyblaParams, InitialSsthresh, LOSS_RATE_ROUNDS, MAX_WINDOW_BYTES,
+    MIN_RATE_SPAN, OBSERVATION_WINDOW, PATH_RTT_WINDOW, RANDOM_LOSS_MAX_RATE,
+};
+
+/// Slow start or congestion avoidance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// cwnd < ssthresh.
+    SlowStart,
+    /// cwnd ≥ ssthresh.
+    CongestionAvoidance,
+}
+
+/// The Hybla state machine.
+#[derive(Debug, Clone)]
+pub struct Hybla {
+    params: HyblaParams,
+    mss_bytes: u64,
+    cwnd_bytes: u64,
+    ssthresh_bytes: u64,
+    /// Fractional bytes of window increase not yet applied (\[Cavallotti2024\]'s increment_frac_sum).
+    carry_bytes: f64,
+    rho: f64,
+    rho_known: bool,
+    base_rtt: WindowedMin,
+    /// Smallest RTT sample ever (the declared BDP's RTT, for the declared capacity).
+    smallest_rtt: Option<Duration>,
+    /// Smallest RTT sample of the current ACK frame (the freshest queue-delay reading).
+    frame_min_rtt: Option<Duration>,
+    /// Send time of the packet behind `frame_min_rtt`.
+    frame_min_sent: Duration,
+    /// Latest send time among the packets of the current ACK frame.
+    frame_newest_sent: Duration,
+    /// Bytes the current ACK frame acknowledged.
+    frame_bytes: u64,
+    /// Packets per ACK frame, averaged (gain 1/8): with ACK thinning each frame releases a
+    /// burst of that many packets, which queue behind each other at the bottleneck.
+    packets_per_frame: f64,
+    /// Bytes delivered and lost in the current round (one base RTT).
+    round_delivered_bytes: u64,
+    round_lost_bytes: u64,
+    round_start: Duration,
+    /// (delivered, lost) bytes of the last [`LOSS_RATE_ROUNDS`] rounds, newest last.
+    past_rounds: std::collections::VecDeque<(u64, u64)>,
+    /// When start-up ended (its drain already took the window to the pipe).
+    startup_ended_at: Option<Duration>,
+    /// When the window first reached the start-up target.
+    reached_target_at: Option<Duration>,
+    /// The bottleneck queue as the RTT samples show it; the loss classifier.
+    queue: QueueMonitor,
+    /// Until when the flow behaves as one of several sharing the bottleneck.
+    competing_until: Option<Duration>,
+    /// When the window was last reduced (a congestion loss, or shedding the flow's own
+    /// excess queue).
+    reduced_at: Option<Duration>,
+    /// Since when a queue has stood while the flow got clearly less than the capacity.
+    competition_seen_since: Option<Duration>,
+    /// When the flow last drained its own excess queue.
+    drained_at: Option<Duration>,
+    /// Where the current measurement of the other flows' growth started: (time, queue delay,
+    /// window).
+    growth_anchor: Option<(Duration, Duration, u64)>,
+    /// The other flows' window growth, bytes per second (averaged over measurements).
+    others_growth_bytes_per_s: f64,
+    /// When a queue of at least the flow's budget was last seen.
+    saturated_at: Option<Duration>,
+    /// Since when a queue of more than twice the flow's budget has stood.
+    excess_since: Option<Duration>,
+    /// When the path was last seen without a standing queue (the base RTT is fresh).
+    path_seen_empty_at: Option<Duration>,
+    /// Smallest frame sample of the last [`PATH_RTT_WINDOW`]: the reference for "empty".
+    path_rtt: WindowedMin,
+    recovery_start: Option<Duration>,
+    loss_seen: bool,
+    /// Delivery rate over the last rounds: the start-up ssthresh and the pipe estimate.
+    rate: DeliveryRate,
+    /// In start-up (`Estimate` only): ssthresh unset until a queue or a loss shows the pipe.
+    estimating_ssthresh: bool,
+    /// Start-up target: the declared BDP, raised by the dispersion estimate of the first flights.
+    startup_target_bytes: Option<u64>,
+    /// Time of the latest ACK.
+    now: Duration,
+    /// Every loss batch's verdict, counted.
+    loss_tally: LossTally,
+    /// Every loss batch, when `record_losses` is on.
+    loss_records: Vec<LossRecord>,
+    /// RFC 9959's state machine, when resuming.
+    resume: Option<CarefulResume>,
+    /// Window-limited delivery per round trip (bytes) over [`OBSERVATION_WINDOW`]: the
+    /// `saved_cwnd` this connection leaves for the next.
+    observed_window: WindowedMax,
+    /// The base RTT when `observed_window` was last sampled (`saved_rtt`).
+    observed_rtt: Option<Duration>,
+}
+
+impl Hybla {
+    /// A fresh instance for a path with maximum datagram size `mss_bytes`.
+    pub fn new(params: HyblaParams, mss_bytes: u64) -> Self {
+        let mss_bytes = mss_bytes.max(1);
+        let ssthresh_bytes = match params.initial_ssthresh {
+            InitialSsthresh::Bytes(b) => b.max(2 * mss_bytes),
+            InitialSsthresh::Segments(g) => (g * mss_bytes as f64) as u64,
+            InitialSsthresh::Estimate | InitialSsthresh::Infinite => u64::MAX,
+        };
+        let cwnd_bytes = params.initial_window_bytes.max(2 * mss_bytes);
+        Self {
+            resume: params
+                .careful_resume
+                .map(|resume| CarefulResume::new(resume, cwnd_bytes, mss_bytes)),
+            observed_window: WindowedMax::new(OBSERVATION_WINDOW),
+            observed_rtt: None,
+            estimating_ssthresh: params.initial_ssthresh == InitialSsthresh::Estimate,
+            startup_target_bytes: params.declared_bdp_bytes,
+            now: Duration::ZERO,
+            rate: DeliveryRate::new(params.rate_window),
+            cwnd_bytes,
+            base_rtt: WindowedMin::new(params.base_rtt_window),
+            params,
+            mss_bytes,
+            ssthresh_bytes,
+            carry_bytes: 0.0,
+            rho: 1.0,
+            rho_known: false,
+            smallest_rtt: None,
+            frame_min_rtt: None,
+            frame_min_sent: Duration::ZERO,
+            frame_newest_sent: Duration::ZERO,
+            frame_bytes: 0,
+            packets_per_frame: 1.0,
+            reached_target_at: None,
+            startup_ended_at: None,
+            round_delivered_bytes: 0,
+            round_lost_bytes: 0,
+            round_start: Duration::ZERO,
+            past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
+            queue: QueueMonitor::new(),
+            competing_until: None,
+            reduced_at: None,
+            competition_seen_since: None,
+            drained_at: None,
+            growth_anchor: None,
+            others_growth_bytes_per_s: 0.0,
+            saturated_at: None,
+            excess_since: None,
+            path_seen_empty_at: None,
+            path_rtt: WindowedMin::new(PATH_RTT_WINDOW),
+            recovery_start: None,
+            loss_seen: false,
+            loss_tally: LossTally::default(),
+            loss_records: Vec::new(),
+        }
+    }
+
+    /// The settings this instance runs with.
+    pub fn params(&self) -> &HyblaParams {
+        &self.params
+    }
+
+    /// How every loss batch so far was taken, counted.
+    pub fn loss_tally(&self) -> LossTally {
+        self.loss_tally
+    }
+
+    /// Every loss batch so far with its verdict (empty unless `record_losses` is on).
+    pub fn loss_records(&self) -> &[LossRecord] {
+        &self.loss_records
+    }
+
+    /// The Careful Resume phase, when resuming.
+    pub fn resume_phase(&self) -> Option<ResumePhase> {
+        self.resume.as_ref().map(CarefulResume::phase)
+    }
+
+    /// How Careful Resume went so far, when resuming.
+    pub fn resume_report(&self) -> Option<ResumeReport> {
+        self.resume.as_ref().map(CarefulResume::report)
+    }
+
+    /// What this connection measured of its path, for the next connection to resume from
+    /// (RFC 9959 §3.1): the largest window-limited delivery per round trip of the last
+    /// 10 s, `OBSERVATION_WINDOW` (delivery rate × base RTT, so a slow-start overshoot does not
+    /// count, §4.1) and the base RTT. `None` while it is below four initial windows (not worth
+    /// resuming, §3.1) or the connection never filled its window.
+    pub fn observation(&self) -> Option<SavedPath> {
+        let window = self.observed_window.get()? as u64;
+        let rtt = self.observed_rtt?;
+        (window >= MIN_SAVED_WINDOW_IWS * self.params.initial_window_bytes).then_some(SavedPath {
+            saved_cwnd_bytes: window,
+            saved_rtt: rtt,
+        })
+    }
+
+    fn apply_resume(&mut self, now: Duration, command: Option<ResumeCommand>) {
+        let Some(command) = command else {
+            return;
+        };
+        self.carry_bytes = 0.0;
+        match command {
+            ResumeCommand::Jump(bytes) | ResumeCommand::SetWindow(bytes) => {
+                self.cwnd_bytes = bytes.min(MAX_WINDOW_BYTES);
+            }
+            ResumeCommand::Retreat(bytes) => {
+                // The retreat is the answer to the jump's congestion: start-up and this
+                // recovery period end here. Not below Hybla's minimum window (2ρ packets).
+                self.cwnd_bytes = bytes.max(self.minimum_window()).min(MAX_WINDOW_BYTES);
+                self.ssthresh_bytes = self.cwnd_bytes;
+                self.estimating_ssthresh = false;
+                self.startup_ended_at = Some(now);
+                self.recovery_start = Some(now);
+                self.reduced_at = Some(now);
+            }
+            ResumeCommand::ExitRetreat { ssthresh_bytes } => {
+                self.ssthresh_bytes = ssthresh_bytes;
+            }
+            ResumeCommand::Validated => {
+                // A queue that stood through the last round (not a moment's: the jump's and
+                // slow start's bursts queue for a few milliseconds on a path with room to
+                // spare): the jump filled the path, and Careful Resume's jump and slow start
+                // were the start-up. Hybla's own ends here, at the validated window, and
+                // congestion avoidance (whose pipe-aware rules drain a standing queue) goes
+                // on from it. Start-up continuing instead would grow the window
+                // exponentially past a path whose capacity fell since the saved one was
+                // measured, as long as its buffer hides the excess (a quarter of the
+                // capacity behind a buffer sized for the old one: 10 000 drops, none
+                // without resumption). No standing queue: the saved window was below the
+                // path's capacity (a short previous connection measures only what it
+                // reached), and start-up goes on from the validated window (a 5.3 MB
+                // transfer at 50 Mbit/s, RTT 600 ms, resumed from 1.2 MB: 3.61 s when
+                // start-up always ended here, slower than not resuming).
+                // Outside the estimating start-up (a fixed or infinite threshold) nothing
+                // else would end Hybla's slow start: it ends here, as before.
+                if !self.estimating_ssthresh || self.queue.standing() >= 2 * self.queue.budget() {
+                    self.ssthresh_bytes = self.cwnd_bytes;
+                    if std::mem::replace(&mut self.estimating_ssthresh, false) {
+                        self.startup_ended_at = Some(now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether Careful Resume sets the window now (from the jump until it ends).
+    fn resume_owns_window(&self) -> bool {
+        self.resume.as_ref().is_some_and(CarefulResume::owns_window)
+    }
+
+    /// Congestion window, bytes.
+    pub fn window(&self) -> u64 {
+        self.cwnd_bytes
+    }
+
+    /// Slow-start threshold, bytes (`u64::MAX` while unset).
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh_bytes
+    }
+
+    /// Start-up target (the declared or measured BDP), bytes, while in start-up.
+    pub fn startup_target(&self) -> Option<u64> {
+        self.startup_target_bytes
+            .filter(|_| self.estimating_ssthresh)
+    }
+
+    /// Current ρ = max(1, base RTT / RTT0); 1 until the first RTT sample.
+    pub fn rho(&self) -> f64 {
+        self.rho
+    }
+
+    /// Current phase.
+    pub fn phase(&self) -> Phase {
+        if self.cwnd_bytes < self.ssthresh_bytes {
+            Phase::SlowStart
+        } else {
+            Phase::CongestionAvoidance
+        }
+    }
+
+    /// Window increase computed but not yet applied, bytes (always below one byte).
+    pub fn pending_increment_bytes(&self) -> f64 {
+        self.carry_bytes
+    }
+
+    /// The propagation-delay estimate ρ is computed from.
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt.get()
+    }
+
+    /// Queueing delay: the smallest RTT sample of the last quarter base RTT (at least
+    /// 10 ms) − base RTT.
+    pub fn queue_delay(&self) -> Duration {
+        self.queue.delay()
+    }
+
+    /// The queue this flow keeps as its own when alone (2 ms or twice the measured jitter).
+    pub fn queue_budget(&self) -> Duration {
+        self.queue.budget()
+    }
+
+    /// A loss at a queue of this delay or more is congestion (now: as one of several flows
+    /// or as the only one).
+    pub fn congestion_threshold(&self) -> Duration {
+        self.queue.congestion_threshold(self.competing())
+    }
+
+    /// Jitter of the RTT samples (RFC 3550's mean absolute difference of successive ones).
+    pub fn jitter(&self) -> Duration {
+        self.queue.jitter()
+    }
+
+    /// Whether the flow currently behaves as one of several sharing the bottleneck.
+    pub fn competing(&self) -> bool {
+        self.competing_until.is_some_and(|until| self.now < until)
+    }
+
+    /// Smallest window: minimum_window_packets × MSS, times ρ (\[Cavallotti2024\] §4.2.3).
+    pub fn minimum_window(&self) -> u64 {
+        ((self.params.minimum_window_packets * self.mss_bytes) as f64 * self.rho) as u64
+    }
+
+    /// The datagram size changed (PLPMTUD); windows in bytes keep their value.
+    pub fn on_mtu_update(&mut self, mss_bytes: u64) {
+        self.mss_bytes = mss_bytes.max(1);
+    }
+
+    /// Sets ρ directly, as if the first RTT sample had arrived (the tests' shortcut).
+    #[cfg(test)]
+    pub(crate) fn set_rho_for_test(&mut self, rho: f64) {
+        self.rho = rho.max(1.0);
+        self.rho_known = true;
+    }
+
+    /// Datagrams of `bytes` were sent at `now` (Careful Resume counts its flight from them).
+    pub fn on_sent(&mut self, now: Duration, bytes: u64) {
+        let command = self
+            .resume
+            .as_mut()
+            .and_then(|resume| resume.on_sent(now, bytes, self.cwnd_bytes));
+        self.apply_resume(now, command);
+    }
+
+    /// One newly acknowledged packet of `bytes`, sent at `sent`, acknowledged at `now`.
+    pub fn on_ack(&mut self, now: Duration, sent: Duration, bytes: u64, app_limited: bool) {
+        self.now = now;
+        if let Some(resume) = self.resume.as_mut() {
+            resume.on_ack(now, sent, bytes);
+        }
+        if let Some(sample) = now.checked_sub(sent) {
+            self.base_rtt.update(now, sample);
+            self.smallest_rtt = Some(self.smallest_rtt.map_or(sample, |m| m.min(sample)));
+            if self.frame_min_rtt.is_none_or(|m| sample < m) {
+                self.frame_min_rtt = Some(sample);
+                self.frame_min_sent = sent;
+            }
+            self.frame_newest_sent = self.frame_newest_sent.max(sent);
+            self.update_rho();
+        }
+        self.rate.on_ack(sent, bytes);
+        self.round_delivered_bytes += bytes;
+        self.frame_bytes += bytes;
+        // RFC 9002 §7.3.2: no growth for packets sent before the current recovery started,
+        // and none while the application, not the window, limits sending.
+        if app_limited || self.recovery_start.is_some_and(|start| sent <= start) {
+            return;
+        }
+        self.grow(bytes);
+    }
+
+    /// End of one ACK frame, with quinn's bytes in flight after it and whether the application
+    /// rather than the window limited sending before it: queue-delay reading, competition, the
+    /// start-up bandwidth estimate, Careful Resume's phase changes and the observation of the
+    /// path for the next connection.
+    pub fn on_end_acks(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
+        self.end_ack_frame(now);
+        let command = self.resume.as_mut().and_then(|resume| {
+            resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
+        });
+        self.apply_resume(now, command);
+        if !app_limited
+            && !self.resume_owns_window()
+            && let Some(pipe) = self.recent_pipe_bytes()
+        {
+            let sample = pipe.min(self.cwnd_bytes);
+            self.observed_window.update(now, sample as f64);
+            self.observed_rtt = self.base_rtt.get();
+        }
+    }
+
+    fn end_ack_frame(&mut self, now: Duration) {
+        let owned = self.resume_owns_window();
+        let mut queue_now = false;
+        if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
+            let packet_time = self
+                .capacity_bytes_per_s()
+                .filter(|c| *c > 0.0)
+                .map_or(Duration::ZERO, |c| {
+                    Duration::from_secs_f64(self.mss_bytes as f64 / c)
+                });
+            let packets = std::mem::take(&mut self.frame_bytes) as f64 / self.mss_bytes as f64;
+            self.packets_per_frame += (packets - self.packets_per_frame) / 8.0;
+            // The flow's own queue: a couple of packets, plus the burst each ACK frame releases
+            // (one ACK per k + 1 packets on a thinned return link), which queues behind itself.
+            let own_queue = packet_time
+                .mul_f64(f64::from(crate::queue::BUDGET_PACKETS) + self.packets_per_frame.max(0.0));
+            self.queue
+                .on_frame(now, self.frame_min_sent, sample, base, own_queue);
+            queue_now = self.queue.delay() >= self.queue.budget();
+            if queue_now {
+                self.saturated_at = Some(now);
+            }
+            // The path is seen empty when a sample comes within half a budget of the smallest
+            // RTT of the last minute, not of the base RTT: a base RTT that has crept up with a
+            // standing queue would make the queue look empty.
+            self.path_rtt.update(now, sample);
+            if self
+                .path_rtt
+                .get()
+                .is_some_and(|path| sample <= path + self.queue.budget() / 2)
+            {
+                self.path_seen_empty_at = Some(now);
+            }
+            if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh && !owned {
+                self.detect_competition(now, base);
+                self.measure_others_growth(now, base);
+                if !self.competing() {
+                    self.drain_own_queue(now, base);
+                    self.refresh_base_rtt(now, base);
+                }
+            }
+        }
+        let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        if now >= self.round_start + horizon {
+            self.round_start = now;
+            let round = (
+                std::mem::take(&mut self.round_delivered_bytes),
+                std::mem::take(&mut self.round_lost_bytes),
+            );
+            if self.past_rounds.len() == LOSS_RATE_ROUNDS {
+                self.past_rounds.pop_front();
+            }
+            self.past_rounds.push_back(round);
+        }
+        // The recent rate spans at least MIN_RATE_SPAN: over a 30 ms round, jitter's stalls and
+        // the bursts that follow them swing the rate between a third and twice the capacity.
+        self.rate
+            .on_end_acks(now, self.mss_bytes, horizon.max(MIN_RATE_SPAN));
+        if !self.estimating_ssthresh {
+            return;
+        }
+        // Only packets sent after the window reached the target can show a queue of ours:
+        // before that we sent less than the estimate (a queue then is pacing bursts or
+        // another flow's).
+        let probing = self
+            .reached_target_at
+            .is_some_and(|t| self.frame_newest_sent > t);
+        if queue_now && probing && !owned {
+            // Start-up ends at the first queue: W ← min(W, pipe) drains the overshoot, and
+            // congestion avoidance starts from the pipe.
+            if self.pipe_bytes().is_some() {
+                self.estimating_ssthresh = false;
+                self.startup_ended_at = Some(now);
+                self.drain_to_pipe();
+            }
+            return;
+        }
+        if let Some(bdp) = self.pipe_bytes() {
+            // Target = estimated BDP = bottleneck rate × propagation RTT ([Caini2004] §3.3.1);
+            // later rounds may only raise it (a paced first flight under-reads the bottleneck).
+            let bdp = bdp.max(2 * self.mss_bytes);
+            self.startup_target_bytes = Some(self.startup_target_bytes.map_or(bdp, |t| t.max(bdp)));
+        }
+    }
+
+    /// A loss-detection batch (or ECN-CE when `lost_bytes == 0`) for packets up to one sent
+    /// at `sent`.
+    pub fn on_congestion_event(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        persistent: bool,
+        lost_bytes: u64,
+    ) {
+        self.loss_seen = true;
+        self.round_lost_bytes += lost_bytes;
+        // ECN-CE (no bytes lost) is the bottleneck saying it is congested.
+        let verdict = if lost_bytes == 0 {
+            LossVerdict::Congestion
+        } else {
+            let verdict = self.classify(sent, persistent);
+            self.record_loss(sent, lost_bytes, verdict);
+            verdict
+        };
+        // Careful Resume first: congestion during the jump is its Safe Retreat, and while it
+        // sets the window a random loss changes nothing.
+        if self.resume.is_some() {
+            let command = match verdict {
+                LossVerdict::Congestion => self
+                    .resume
+                    .as_mut()
+                    .and_then(|resume| resume.on_congestion(now, lost_bytes == 0, persistent)),
+                LossVerdict::Random => None,
+            };
+            if command.is_some() || self.resume_owns_window() {
+                self.apply_resume(now, command);
+                return;
+            }
+        }
+        let was_starting_up = std::mem::replace(&mut self.estimating_ssthresh, false);
+        if was_starting_up {
+            self.startup_ended_at = Some(now);
+        }
+        if verdict == LossVerdict::Random {
+            // Nothing to drain: the window stays, and no recovery period starts, so growth
+            // goes on. The threshold ends slow start.
+            self.ssthresh_bytes = self.cwnd_bytes;
+            return;
+        }
+        // A packet sent in start-up, or in the round after it while its overshoot drains, met
+        // start-up's own queue. If start-up ended at the first queue, its drain (W ← pipe)
+        // has answered it already; if it ends with this loss, the drain is the answer.
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let sent_in_startup =
+            was_starting_up || self.startup_ended_at.is_some_and(|end| sent <= end + base);
+        if self.params.growth == Growth::PipeAware && sent_in_startup && !persistent {
+            if was_starting_up {
+                self.drain_to_pipe();
+            }
+            return;
+        }
+        let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
+        if !in_this_recovery {
+            self.recovery_start = Some(now);
+            // W ← β·W (Reno's halving, β = 0.5), once per recovery period (RFC 9002 §7.3.2).
+            let reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
+            self.cwnd_bytes = reduced.max(self.minimum_window());
+            self.ssthresh_bytes = self.cwnd_bytes;
+            self.carry_bytes = 0.0;
+            self.reduced_at = Some(now);
+        }
+        if persistent {
+            self.cwnd_bytes = self.minimum_window();
+            self.carry_bytes = 0.0;
+        }
+    }
+
+    /// Start-up's end: W ← min(W, pipe), and congestion avoidance from there (BBR's drain,
+    /// Hybla's ssthresh).
+    fn drain_to_pipe(&mut self) {
+        let floor = self.minimum_window();
+        if let Some(pipe) = self.pipe_bytes() {
+            self.cwnd_bytes = self.cwnd_bytes.min(pipe.max(floor)).max(floor);
+        }
+        self.ssthresh_bytes = self.cwnd_bytes;
+        self.carry_bytes = 0.0;
+    }
+
+    /// What the bottleneck carries, bytes per second: the declared BDP over the base RTT when
+    /// the path was declared, else the highest delivery rate over a round in the last
+    /// 10 s (what the flow got when it had the link alone).
+    pub fn capacity_bytes_per_s(&self) -> Option<f64> {
+        let measured = self.rate.capacity_bytes_per_s();
+        // Over the smallest RTT ever seen: the declared BDP is the propagation RTT's, and a
+        // base RTT that crept up with a standing queue would shrink the capacity with it.
+        let declared = self
+            .params
+            .declared_bdp_bytes
+            .zip(self.smallest_rtt)
+            .filter(|(_, rtt)| !rtt.is_zero())
+            .map(|(bdp, rtt)| bdp as f64 / rtt.as_secs_f64());
+        declared.or(measured)
+    }
+
+    /// What the flow got in the last round trip: recent delivery rate × base RTT, bytes.
+    pub fn recent_pipe_bytes(&self) -> Option<u64> {
+        let rate = self.rate.recent_rate_bytes_per_s()?;
+        let base = self.base_rtt.get()?;
+        Some((rate * base.as_secs_f64()) as u64)
+    }
+
+    /// Estimated pipe size: the windowed-max delivery rate × the base RTT, bytes.
+    pub fn pipe_bytes(&self) -> Option<u64> {
+        let rate = self.rate.max_rate_bytes_per_s()?;
+        let base = self.base_rtt.get()?;
+        Some((rate * base.as_secs_f64()) as u64)
+    }
+}

@@ -1,0 +1,198 @@
+//! The settings of one Hybla instance ([`HyblaParams`] and the choices in it) and the
+//! constants behind its rules, each with the reason for its value.
+
+use std::time::Duration;
+
+use crate::resume::ResumeParams;
+
+/// Window growth per round in start-up once the window has reached the path estimate (the
+/// declared or dispersion-measured BDP) without a queue showing: NewReno's doubling. A paced
+/// flight measures nothing beyond its own rate, so this is how start-up keeps probing; a
+/// doubling overshoots by at most ≈ 0.44 BDP before the queue signal returns, one RTT later.
+pub const STARTUP_GAIN_PER_ROUND: f64 = 2.0;
+
+/// Above this share of lost bytes in a round, losses count as congestion even with no queue
+/// in sight (a policer drops without queueing). BBRv2 uses 2 %; random loss on satellite
+/// links reaches 1–2 %, so the bar sits higher.
+pub const RANDOM_LOSS_MAX_RATE: f64 = 0.05;
+
+/// The loss share is measured over at least this many packets' worth of bytes: with 2 %
+/// random loss, 200 packets hold 4 losses on average and more than 10 (5 %) one time in 300.
+pub const LOSS_RATE_SAMPLE_PACKETS: u64 = 200;
+
+/// ... and over at most this many rounds.
+pub const LOSS_RATE_ROUNDS: usize = 16;
+
+/// The flow shares the bottleneck when, with a queue standing, it gets less than this share
+/// of the capacity it has measured: someone else's packets are in the queue.
+pub const COMPETITION_RATE_SHARE: f64 = 0.85;
+
+/// When the base RTT needs refreshing, the window drops for a round to this share of the pipe
+/// of the smallest recent RTT: the flow's own queue drains (a window at or below the pipe holds
+/// no queue) while the link stays busy, and the samples see the path.
+pub const BASE_REFRESH_FRACTION: f64 = 0.99;
+
+/// The reference for an empty path: the smallest RTT of this long. Longer than the base-RTT
+/// window, so that a base RTT that crept up is caught; a path that got longer for good (a LEO
+/// handover to a farther satellite) only costs one refresh per half base-RTT window.
+pub const PATH_RTT_WINDOW: Duration = Duration::from_secs(60);
+
+/// The other flows' growth is measured over spans at least this long (and two base RTTs).
+pub const GROWTH_SPAN: Duration = Duration::from_secs(2);
+
+/// The delivery rate the flow compares with the capacity (saturation, competition, the drain
+/// and refresh targets) spans at least a round and at least this long.
+pub const MIN_RATE_SPAN: Duration = Duration::from_millis(1000);
+
+/// What the flow saves for the next connection (RFC 9959 §3.1, `saved_cwnd`) is the largest
+/// window-limited delivery of a round trip within this long before the connection ends: the
+/// path as it was lately, not at a capacity it had before a handover.
+pub const OBSERVATION_WINDOW: Duration = Duration::from_secs(10);
+
+/// IPv4 + UDP header bytes: a declared BDP counts IP bytes, the window counts UDP payload.
+pub const IP_UDP_HEADER_BYTES: u64 = 28;
+
+/// Above the pipe, with no queue, a flow getting less than this share of the capacity is
+/// clearly short of it (jitter or thinned ACKs lengthen its RTT): it probes at ρ per RTT.
+pub const SHORT_RATE_SHARE: f64 = 0.9;
+
+/// The link is full when the flow gets at least this share of the capacity.
+pub const SATURATION_RATE_SHARE: f64 = 0.95;
+
+/// How long the flow keeps behaving as one of several after the last sign of competition, at
+/// least: a competitor's sawtooth empties a shallow queue for a few RTTs after each of its
+/// losses, and regrowing at Hybla's speed into that gap would take the competitor's share;
+/// and after each of its own reductions the flow needs two rounds to see the competitor
+/// again, in which an alone flow's drain would cut its window to its current share (at
+/// 600 ms against Cubic, a hold of 4 RTTs left Hybla a quarter of the link).
+pub const COMPETITION_HOLD: Duration = Duration::from_secs(5);
+
+/// ... and at least this many base RTTs.
+pub const COMPETITION_HOLD_RTTS: u32 = 8;
+
+/// Upper bound of the window, bytes: far beyond any path (2⁴⁸ B = 256 TiB), low enough that
+/// no later arithmetic overflows even at ρ = 40 and beyond.
+pub const MAX_WINDOW_BYTES: u64 = 1 << 48;
+
+/// How the initial slow-start threshold is chosen. More ways may come (`#[non_exhaustive]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum InitialSsthresh {
+    /// Estimate the path's bandwidth-delay product from the first flight (\[Caini2004\] §3.3.1);
+    /// slow-start growth waits for the estimate (at most one round, then plain slow start).
+    Estimate,
+    /// A fixed number of bytes (the thesis's INITIAL_SSTHRESH, e.g. 750 KB).
+    Bytes(u64),
+    /// γ segments, multiplied by ρ once ρ is known (\[Caini2004\] eq. 6: the threshold is ρ·γ).
+    Segments(f64),
+    /// No threshold: slow start until the first loss (NewReno's default).
+    Infinite,
+}
+
+/// How a flow that shares its bottleneck grows its window each RTT. More rules may come
+/// (`#[non_exhaustive]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompetingGrowth {
+    /// As fast as the other flows grow: their window growth, measured from how fast the shared
+    /// queue fills beyond what this flow adds to it, and at least one segment per RTT. Two
+    /// flows that add the same bytes per second to a shared queue and halve on the same
+    /// losses converge to the same window, whatever algorithm the other runs (a NewReno at
+    /// 600 ms adds a segment per 600 ms, a Cubic tens).
+    Matched,
+    /// One segment per RTT: NewReno's additive increase.
+    Reno,
+    /// ρ segments per RTT: a NewReno at RTT0 filling a queue, seen from our RTT.
+    Rho,
+    /// ρ_q² segments per RTT with ρ_q = (base RTT + queue) / (RTT0 + queue): \[Caini2004\]'s
+    /// rule with the RTTs the two flows actually have when the queue they share holds q.
+    QueueRho,
+}
+
+/// Which growth rules apply. More may come (`#[non_exhaustive]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Growth {
+    /// \[Caini2004\] eq. 9 exactly: +(2^ρ − 1) per MSS in slow start, +ρ²/W per MSS in
+    /// congestion avoidance.
+    Seed,
+    /// satquic's extension: \[Caini2004\]'s growth where the path has room, a loss classifier
+    /// that keeps random loss apart from congestion, and NewReno's manners where the queue is
+    /// shared.
+    ///
+    /// Growth: ρ² per RTT (eq. 9) while no queue stands at the bottleneck (the window is below
+    /// the pipe). With a queue of its own and nobody else's (the flow gets about the capacity
+    /// it measured), the window holds: past the pipe, more window only lengthens the queue,
+    /// and a flow that keeps the queue short sees its random losses at an empty queue. With
+    /// somebody else's packets in the queue (the flow gets clearly less than the capacity) the
+    /// flow competes: it grows by the `competing` rule of [`CompetingGrowth`] per RTT, whether
+    /// the queue stands or a competitor's loss just emptied it.
+    ///
+    /// Losses (the crate's `queue` module has the rule): congestion when the queue at the lost packet's
+    /// send time was in the upper part of what this path's queue has been seen to hold, or the
+    /// loss share of the last two rounds exceeds [`RANDOM_LOSS_MAX_RATE`]; random otherwise. A
+    /// random loss keeps the window and opens no recovery period (at 1 % loss a 600 ms window
+    /// of hundreds of packets has losses every round; halving per round would collapse it to
+    /// the Mathis bound). A congestion loss halves the window, once per recovery period, as
+    /// NewReno does: where the flow is alone, Hybla's ρ² regrowth refills the pipe within a few
+    /// RTTs, and where it is not, the same decrease as its neighbours' keeps the shares fair.
+    PipeAware,
+}
+
+/// Settings of one Hybla instance. Start from [`HyblaParams::default`] (or
+/// [`HyblaConfig::params`](crate::HyblaConfig::params)) and change fields: new settings come
+/// with defaults that keep today's behaviour, so the struct is `#[non_exhaustive]`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HyblaParams {
+    /// Reference RTT whose growth rate Hybla reproduces (\[Caini2004\] §7.1: 25 ms).
+    pub rtt0: Duration,
+    /// Window before ρ is known, bytes; multiplied by ρ at the first RTT sample.
+    pub initial_window_bytes: u64,
+    /// Smallest window in packets before the ρ scaling (RFC 9002: 2).
+    pub minimum_window_packets: u64,
+    /// Multiplicative decrease on congestion (0.5 halves).
+    pub loss_reduction_factor: f64,
+    /// Initial slow-start threshold.
+    pub initial_ssthresh: InitialSsthresh,
+    /// Growth rules.
+    pub growth: Growth,
+    /// Window of the minimum-RTT filter: how long after a path change ρ follows a longer path.
+    pub base_rtt_window: Duration,
+    /// Window of the delivery-rate maximum behind the pipe estimate: how long a rate drop
+    /// (a capacity schedule step, a new competitor) takes to show.
+    pub rate_window: Duration,
+    /// Bandwidth-delay product of the path as declared by whoever configured it (bytes), if
+    /// known: the start-up target under [`InitialSsthresh::Estimate`], as the thesis's fixed
+    /// INITIAL_SSTHRESH is, without waiting for a measurement. Needed where the measurement
+    /// cannot work: with ACK thinning, one ACK covers a whole 10-packet pacing burst, so
+    /// ACK spacing no longer shows the bottleneck's dispersion.
+    pub declared_bdp_bytes: Option<u64>,
+    /// Keep a [`LossRecord`](crate::LossRecord) of every loss batch (an instrument: the lab matches them
+    /// against the path's ground truth). Off by default: the log grows with every loss.
+    pub record_losses: bool,
+    /// How the window grows while the bottleneck is shared ([`Growth::PipeAware`]).
+    pub competing_growth: CompetingGrowth,
+    /// Resume from a previous connection's measurement of the path (RFC 9959 Careful Resume;
+    /// see the `resume` module). `None`: every connection starts from scratch.
+    pub careful_resume: Option<ResumeParams>,
+}
+
+impl Default for HyblaParams {
+    fn default() -> Self {
+        Self {
+            rtt0: Duration::from_millis(25),
+            initial_window_bytes: 14_720,
+            minimum_window_packets: 2,
+            loss_reduction_factor: 0.5,
+            initial_ssthresh: InitialSsthresh::Estimate,
+            growth: Growth::PipeAware,
+            base_rtt_window: Duration::from_secs(10),
+            rate_window: Duration::from_secs(2),
+            declared_bdp_bytes: None,
+            record_losses: false,
+            competing_growth: CompetingGrowth::Matched,
+            careful_resume: None,
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! The balancer's parameters: what a scenario may set ([`BalancerConfig`]) and the constants
+//! behind the rules, each with the measurement that chose it.
+
+use std::time::Duration;
+
+/// The balancer's parameters; the defaults are the ones the reports use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BalancerConfig {
+    /// Queue delay the bulk may cause at the bottleneck. Small next to the media's slack
+    /// (deadline − one-way delay, 150 ms by default), because a keyframe's own serialization
+    /// takes most of it on a 2–4 Mbit/s link; 40 ms measured best on media-bulk-thesis
+    /// (25 ms lets the queue run dry between rounds, 50 ms makes keyframes late).
+    pub target: Duration,
+    /// Rounds in a row in which even the shortest RTT sample shows more than
+    /// [`COMPETITION_QUEUE_TARGETS`] targets of queue before a drain tests whose queue it is.
+    pub competition_rounds: u32,
+    /// At most one drain per interval: how often the competing mode checks whether the
+    /// competitor is still there, and how long a drain that found the queue ours holds before
+    /// the next one (each costs the media about a round of frames).
+    pub drain_interval: Duration,
+    /// Largest growth of the cap per round. ×2 (slow start's pace) overshoots into the
+    /// media's deadline after every keyframe; ×1.25 measured best.
+    pub max_growth_per_round: f64,
+    /// Smallest cap, in packets of the current MTU.
+    pub min_window_packets: u64,
+    /// Whether frames that cannot make their deadline are cancelled.
+    pub cancel_late_frames: bool,
+    /// Share of the delivery rate an adaptive media source is asked to use.
+    pub media_rate_share: f64,
+}
+
+impl Default for BalancerConfig {
+    fn default() -> Self {
+        Self {
+            target: Duration::from_millis(40),
+            competition_rounds: 4,
+            drain_interval: Duration::from_secs(10),
+            max_growth_per_round: 1.25,
+            min_window_packets: 2,
+            cancel_late_frames: true,
+            media_rate_share: 0.85,
+        }
+    }
+}
+
+/// The largest frame is taken over this long (frames arrive every 33 ms, keyframes every 2 s).
+pub(super) const FRAME_WINDOW: Duration = Duration::from_secs(1);
+
+/// Share of its offered bytes the media must get acknowledged for the path to count as
+/// serving it (acknowledgements lag captures by a round trip; frames vary in size). On a GEO
+/// path a keyframe written at the edge of the second, acknowledged just after it, plus a
+/// queue rising by a target, is 20 % of a second's media: at 0.8 that halved the bulk every
+/// few seconds on a path that served the media in full.
+pub(super) const MEDIA_SATISFIED_SHARE: f64 = 0.7;
+
+/// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
+/// a share of itself per second.
+pub(super) const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;
+
+/// The media's own pipe (its rate × the minimum RTT) is allowed this much more in flight.
+pub(super) const MEDIA_PIPE_HEADROOM: f64 = 1.25;
+
+/// Headroom above the congestion window for bulk writes: what one ACK can free before the next
+/// write.
+pub(super) const BULK_SLACK_PACKETS: u64 = 2;
+
+/// A standing queue of more than this many targets is not what the balancer itself leaves
+/// (the bulk's target, plus a media frame in service when the media is overloaded): either a
+/// capacity drop's backlog still draining, or a flow that keeps the queue full.
+pub const COMPETITION_QUEUE_TARGETS: f64 = 2.0;

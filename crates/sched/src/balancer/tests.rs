@@ -1,0 +1,460 @@
+use super::*;
+
+const MTU: u64 = 1200;
+
+/// The parameters the arithmetic below is worked out for.
+fn config() -> BalancerConfig {
+    BalancerConfig {
+        target: Duration::from_millis(25),
+        max_growth_per_round: 2.0,
+        min_window_packets: 4,
+        ..BalancerConfig::default()
+    }
+}
+
+fn view(now_ms: u64, cwnd: u64, in_flight: u64, srtt_ms: u64, min_rtt_ms: u64) -> TransportView {
+    TransportView {
+        now: Duration::from_millis(now_ms),
+        cwnd_bytes: cwnd,
+        in_flight_bytes: in_flight,
+        srtt: Duration::from_millis(srtt_ms),
+        min_rtt: Duration::from_millis(min_rtt_ms),
+        rtt_sample_min: None,
+        mtu_bytes: MTU,
+    }
+}
+
+/// A balancer whose last round ended saturated: 7 500 B in flight over 100 ms (600 kbit/s
+/// delivered) with a 50 ms minimum RTT, so 50 ms of queue, more than half the target.
+fn saturated_at_600_kbit() -> Balancer {
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+    b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+    b
+}
+
+/// `view` with the smallest RTT sample acknowledged since the last one.
+fn sampled(view: TransportView, sample_ms: u64) -> TransportView {
+    TransportView {
+        rtt_sample_min: Some(Duration::from_millis(sample_ms)),
+        ..view
+    }
+}
+
+#[test]
+fn a_queue_above_target_is_drained_to_target_in_one_round() {
+    let mut b = Balancer::new(config());
+    // 100 kB in flight, min RTT 50 ms, srtt 150 ms: 100 ms of queue at 100 kB / 150 ms.
+    b.observe(&view(0, 200_000, 100_000, 150, 50));
+    assert_eq!(b.window_bytes(), 200_000);
+    b.observe(&view(150, 200_000, 100_000, 150, 50));
+    // cap = min(cap, used) × (50 + 25) / (50 + 100) = 100 000 × 0.5
+    assert_eq!(b.window_bytes(), 50_000);
+    assert_eq!(b.wakeup(), Some(Duration::from_millis(300)));
+}
+
+#[test]
+fn no_queue_grows_the_cap_by_the_factor_or_one_target_of_rate_up_to_the_controller_window() {
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 40_000, 40_000, 50, 50));
+    b.observe(&view(50, 40_000, 40_000, 50, 50));
+    // Growth is capped by cwnd + 2 packets.
+    assert_eq!(b.window_bytes(), 40_000 + 2 * MTU);
+    // 40 kB over 50 ms is 800 kB/s: one 25 ms target's worth is 20 kB, less than ×2.
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 40_000, 50, 50));
+    b.window_bytes = 40_000;
+    b.observe(&view(50, 1_000_000, 40_000, 50, 50));
+    assert_eq!(b.window_bytes(), 60_000);
+    // A short RTT: 10 kB over 10 ms is 1 MB/s, + 25 kB per round; ×2 is less.
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 10_000, 10, 10));
+    b.window_bytes = 10_000;
+    b.observe(&view(10, 1_000_000, 10_000, 10, 10));
+    assert_eq!(b.window_bytes(), 20_000);
+    // GEO: 300 kB over 600 ms is 500 kB/s; a round adds 12.5 kB (25 ms of queue), not
+    // 300 kB (600 ms of it).
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 300_000, 600, 600));
+    b.window_bytes = 300_000;
+    b.observe(&view(600, 1_000_000, 300_000, 600, 600));
+    assert_eq!(b.window_bytes(), 312_500);
+}
+
+#[test]
+fn a_cap_below_the_media_pipe_grows_from_that_pipe() {
+    let mut b = Balancer::new(config());
+    // A GEO path after an overload: about 2 Mbit/s of media over a 600 ms minimum RTT
+    // is a pipe of about 150 kB; the bulk's cap is at the floor.
+    for i in 0..=48u64 {
+        b.on_frame(Duration::from_millis(i * 33), 8_333);
+    }
+    b.observe(&view(990, 1_000_000, 150_000, 600, 600));
+    b.window_bytes = 4 * MTU;
+    b.observe(&view(1_590, 1_000_000, 150_000, 600, 600));
+    // Media demand at 1 590 ms: the 31 frames captured after 590 ms, 258 323 B/s,
+    // × 0.6 s = 154 993 B; + one target of the delivery rate: 150 kB / 0.6 s × 25 ms.
+    assert_eq!(b.window_bytes(), 154_993 + 6_250);
+}
+
+#[test]
+fn a_standing_queue_the_smoothed_rtt_no_longer_shows_starts_no_drain() {
+    let config = config();
+    let (mut b, mut now) = behind_a_standing_queue();
+    // Every round's smallest sample showed the queue, but by the last round's end the
+    // smoothed RTT is back near the minimum: the queue is emptying by itself.
+    for _ in 1..config.competition_rounds {
+        now += 350;
+        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+    }
+    now += 350;
+    b.observe(&sampled(view(now, 100_000, 30_000, 60, 50), 350));
+    assert!(matches!(b.mode, Mode::Delay));
+}
+
+#[test]
+fn a_standing_queue_shrinking_round_by_round_starts_no_drain() {
+    let config = config();
+    let (mut b, mut now) = behind_a_standing_queue();
+    // A capacity drop's backlog: every round's smallest sample shows more than two
+    // targets of queue, 20 ms less each round (more than a quarter target).
+    for round in 1..=config.competition_rounds + 2 {
+        now += 350;
+        let sample = 350 - 20 * u64::from(round);
+        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), sample));
+        assert!(matches!(b.mode, Mode::Delay), "round {round}");
+    }
+}
+
+#[test]
+fn between_half_and_full_target_growth_follows_littles_law() {
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 50_000, 70, 50));
+    b.window_bytes = 50_000;
+    // 20 ms of queue (≥ target / 2 = 12.5 ms): × (50 + 25) / (50 + 20).
+    b.observe(&view(70, 1_000_000, 50_000, 70, 50));
+    assert_eq!(b.window_bytes(), (50_000.0 * 75.0 / 70.0) as u64);
+}
+
+#[test]
+fn an_unused_cap_does_not_grow() {
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 10_000, 50, 50));
+    b.window_bytes = 100_000;
+    b.observe(&view(50, 1_000_000, 10_000, 50, 50));
+    assert_eq!(b.window_bytes(), 100_000);
+}
+
+/// A balancer that has just started a drain: `competition_rounds` rounds of 350 ms whose
+/// every RTT sample showed 300 ms of queue over a 50 ms minimum, 30 kB in flight. Returns
+/// it and the time now, ms.
+/// A balancer whose first round starts with 300 ms of queue over a 50 ms minimum RTT,
+/// and the time of that observation.
+fn behind_a_standing_queue() -> (Balancer, u64) {
+    let mut b = Balancer::new(config());
+    let now = 0;
+    b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+    b.window_bytes = 20_000;
+    (b, now)
+}
+
+fn draining() -> (Balancer, u64) {
+    let config = config();
+    let (mut b, mut now) = behind_a_standing_queue();
+    for round in 1..=config.competition_rounds {
+        assert!(matches!(b.mode, Mode::Delay), "round {round}");
+        now += 350;
+        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+    }
+    (b, now)
+}
+
+#[test]
+fn a_standing_queue_starts_a_drain_that_holds_both_classes_below_the_pipe() {
+    let (mut b, now) = draining();
+    let floor = config().min_window_packets * MTU;
+    // 30 kB over 350 ms delivered, × 50 ms / 2 = 2 143 B: less than the floor.
+    assert_eq!(b.drain_window_bytes(&b.view.unwrap()), floor);
+    assert!(matches!(
+        b.mode,
+        Mode::Draining {
+            settled_at: None,
+            ..
+        }
+    ));
+    let w = b.send_window().unwrap();
+    assert_eq!((w.media_bytes, w.bulk_bytes), (floor, floor));
+    // Until what we sent is delivered, a frame would only wait behind the floor.
+    assert!(!b.admit_frame(Duration::ZERO, 5_000, Duration::from_millis(175)));
+    // Once it is, the next frame is the drain's probe.
+    b.observe(&view(now + 300, 100_000, floor, 350, 50));
+    assert!(b.admit_frame(Duration::ZERO, 5_000, Duration::from_millis(175)));
+    // On a GEO path at 1 Mbit/s, half the pipe: 125 kB/s × 600 ms / 2.
+    b.last_rate_bps = Some(1e6);
+    let geo = view(now + 300, 1_000_000, 0, 700, 600);
+    assert_eq!(b.drain_window_bytes(&geo), 37_500);
+    // A queue that shows in one round only is a capacity drop's backlog, not a drain.
+    let mut b = Balancer::new(config());
+    b.observe(&sampled(view(0, 100_000, 30_000, 350, 50), 350));
+    for now in [350, 700, 1_050, 1_400] {
+        let sample = if now == 700 { 60 } else { 350 };
+        b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), sample));
+    }
+    assert!(matches!(b.mode, Mode::Delay));
+}
+
+#[test]
+fn a_queue_that_empties_while_we_drain_was_ours() {
+    let (mut b, now) = draining();
+    let floor = config().min_window_packets * MTU;
+    let before = match b.mode {
+        Mode::Draining {
+            resume_window_bytes,
+            ..
+        } => resume_window_bytes,
+        _ => unreachable!("draining"),
+    };
+    // Settled 300 ms later: our bytes in flight are down to the floor.
+    let settled = now + 300;
+    b.observe(&view(settled, 100_000, floor, 350, 50));
+    // 200 ms after settling, a 340 ms sample is of a packet sent before: no verdict.
+    b.observe(&sampled(view(settled + 200, 100_000, floor, 350, 50), 340));
+    assert!(matches!(b.mode, Mode::Draining { .. }));
+    // A packet sent after settling is back in 60 ms: 10 ms of queue, ours.
+    b.observe(&sampled(view(settled + 260, 100_000, floor, 350, 50), 60));
+    assert!(matches!(b.mode, Mode::Delay));
+    assert_eq!(b.window_bytes(), before, "the cap from before the drain");
+    // And no new drain within the drain interval, however the queue looks.
+    let mut t = settled + 260;
+    for _ in 0..20 {
+        t += 350;
+        b.observe(&sampled(view(t, 100_000, 30_000, 350, 50), 350));
+        assert!(matches!(b.mode, Mode::Delay), "{t}");
+    }
+}
+
+#[test]
+fn a_queue_that_stays_while_we_drain_is_a_competitors_and_the_controller_governs() {
+    let (mut b, now) = draining();
+    let floor = config().min_window_packets * MTU;
+    let settled = now + 300;
+    b.observe(&view(settled, 100_000, floor, 350, 50));
+    // Sent after settling (330 ms ago at most), back with 280 ms of queue.
+    b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
+    assert!(b.competing());
+    // The bulk may fill the controller's window (+ 2 packets), media one frame more.
+    b.on_frame(Duration::from_millis(settled + 330), 8_000);
+    let w = b.send_window().unwrap();
+    assert_eq!(w.bulk_bytes, 100_000 + 2 * MTU);
+    assert_eq!(w.media_bytes, w.bulk_bytes + 8_000 + 2 * MTU);
+    // The media's dissatisfaction does not halve the bulk while competing: yielding
+    // would hand the competitor our share.
+    b.on_written(Duration::from_millis(settled + 330), Class::Media, 50_000);
+    b.observe(&view(settled + 700, 100_000, 90_000, 350, 50));
+    b.observe(&view(settled + 1_100, 100_000, 90_000, 350, 50));
+    assert_eq!(b.send_window().unwrap().bulk_bytes, 100_000 + 2 * MTU);
+    // After the drain interval, a drain checks whether the competitor is still there.
+    let mut t = settled + 1_100;
+    while t < settled + 330 + 10_000 {
+        t += 350;
+        b.observe(&view(t, 100_000, 90_000, 350, 50));
+    }
+    assert!(matches!(b.mode, Mode::Draining { .. }));
+}
+
+#[test]
+fn a_drain_that_never_settles_leaves_the_queue_ours() {
+    let (mut b, now) = draining();
+    // 2 × 350 ms + 1 s later, still 30 kB in flight: inconclusive.
+    b.observe(&view(now + 1_699, 100_000, 30_000, 350, 50));
+    assert!(matches!(b.mode, Mode::Draining { .. }));
+    assert_eq!(b.wakeup(), Some(Duration::from_millis(now + 1_700)));
+    b.observe(&view(now + 1_700, 100_000, 30_000, 350, 50));
+    assert!(matches!(b.mode, Mode::Delay));
+}
+
+#[test]
+fn media_may_buffer_its_largest_recent_frame_beyond_the_bulk_cap() {
+    let mut b = Balancer::new(config());
+    for i in 0..30 {
+        b.on_frame(
+            Duration::from_millis(i * 33),
+            if i == 0 { 40_000 } else { 8_000 },
+        );
+    }
+    b.observe(&view(990, 100_000, 0, 100, 50));
+    let w = b.send_window().unwrap();
+    assert_eq!(w.bulk_bytes, 100_000);
+    // The largest frame of the last second (40 000) + 2 MTU.
+    assert_eq!(w.media_bytes, 100_000 + 40_000 + 2 * MTU);
+    // A second later the frames have left the demand window (no queue: the cap stays).
+    b.observe(&view(2_000, 100_000, 0, 50, 50));
+    assert_eq!(b.send_window().unwrap().media_bytes, 100_000 + 2 * MTU);
+}
+
+#[test]
+fn a_frame_that_cannot_arrive_in_time_is_not_started() {
+    let mut b = Balancer::new(config());
+    let deadline = Duration::from_millis(175);
+    // Nothing measured yet: everything is admitted.
+    assert!(b.admit_frame(Duration::from_millis(100), 40_000, deadline));
+    // 7 500 B in flight over 100 ms of RTT: 600 kbit/s delivered, 50 ms of queue.
+    b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+    b.observe(&view(100, 1_000_000, 7_500, 100, 50));
+    assert_eq!(b.last_rate_bps, Some(600_000.0));
+    b.last_admitted = Some(Duration::from_millis(100));
+    // 7 500 B take 100 ms at 600 kbit/s; + 50 ms of queue + 25 ms = 175 ms: admitted
+    // only when just captured.
+    assert!(b.admit_frame(Duration::ZERO, 7_500, deadline));
+    assert!(!b.admit_frame(Duration::from_millis(1), 7_500, deadline));
+    // A keyframe five times as large never fits at this rate...
+    assert!(!b.admit_frame(Duration::ZERO, 37_500, deadline));
+    // ...but one frame per round goes anyway, to keep measuring the rate.
+    b.observe(&view(200, 1_000_000, 7_500, 100, 50));
+    assert!(b.admit_frame(Duration::ZERO, 37_500, deadline));
+}
+
+#[test]
+fn media_keeps_its_own_pipe_and_the_bulk_yields_while_media_is_short() {
+    let mut b = Balancer::new(config());
+    // A GEO path: 2 Mbit/s of media (250 kB/s) over a 600 ms minimum RTT.
+    for i in 0..30u64 {
+        b.on_frame(Duration::from_millis(i * 33), 8_333);
+        b.on_written(Duration::from_millis(i * 33), Class::Media, 8_333);
+    }
+    b.observe(&view(990, 1_000_000, 0, 600, 600));
+    b.window_bytes = 10_000;
+    let w = b.send_window().unwrap();
+    // Bulk: its cap. Media: its pipe 249 990 B/s × 0.6 s × 1.25 + one frame + 2 MTU.
+    assert_eq!(w.bulk_bytes, 10_000);
+    assert_eq!(w.media_bytes, 187_492 + 8_333 + 2 * MTU);
+    // Nothing acknowledged a round later: the media is short, the bulk halves.
+    b.observe(&view(1_590, 1_000_000, 10_000, 600, 600));
+    assert_eq!(b.window_bytes(), 5_000);
+    b.observe(&view(2_190, 1_000_000, 10_000, 600, 600));
+    assert_eq!(b.window_bytes(), 4 * MTU);
+}
+
+#[test]
+fn frames_refused_at_the_source_are_no_demand_that_holds_the_bulk_back() {
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 10_000, 100, 50));
+    b.window_bytes = 10_000;
+    // A second of frames captured, none written (all refused): the media is not short.
+    for i in 0..30u64 {
+        b.on_frame(Duration::from_millis(i * 33), 8_333);
+    }
+    b.observe(&view(1_000, 1_000_000, 10_000, 100, 50));
+    assert!(b.media_satisfied());
+}
+
+#[test]
+fn on_a_saturated_path_media_may_have_only_what_it_delivers_in_flight() {
+    let mut b = saturated_at_600_kbit();
+    for i in 0..30u64 {
+        b.on_frame(Duration::from_millis(100 + i * 33), 8_333);
+        b.on_written(Duration::from_millis(100 + i * 33), Class::Media, 8_333);
+    }
+    b.observe(&view(1_100, 1_000_000, 7_500, 100, 50));
+    assert!(!b.media_satisfied());
+    // 75 000 B/s × (50 + 25) ms.
+    assert_eq!(b.send_window().unwrap().media_bytes, 5_625);
+    // Served again, and the path still saturated: what it delivers plus the largest
+    // frame, so a keyframe goes whole (and not its own pipe of 2 Mbit/s × 50 ms × 1.25 +
+    // a frame: 650 ms of queue at this rate).
+    b.on_acked(Duration::from_millis(1_150), Class::Media, 250_000);
+    assert_eq!(b.send_window().unwrap().media_bytes, 5_625 + 8_333);
+}
+
+#[test]
+fn a_queue_the_latest_sample_shows_empty_no_longer_refuses_or_holds_media() {
+    let mut b = saturated_at_600_kbit();
+    let deadline = Duration::from_millis(175);
+    for i in 0..30u64 {
+        b.on_frame(Duration::from_millis(100 + i * 33), 8_333);
+    }
+    b.observe(&sampled(view(1_100, 1_000_000, 7_500, 100, 50), 100));
+    b.last_admitted = Some(Duration::from_millis(1_100));
+    assert!(!b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+    assert_eq!(b.send_window().unwrap().media_bytes, 5_625 + 8_333);
+    // Capacity rose mid-round: the latest packet came back without a queue. The round's
+    // rate no longer says what a frame gets, and the media has its own pipe again.
+    b.observe(&sampled(view(1_120, 1_000_000, 7_500, 100, 50), 55));
+    assert!(b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+    // Its pipe: the 29 frames captured in the last second × 50 ms × 1.25.
+    let pipe = (29.0 * 8_333.0 * 0.05 * MEDIA_PIPE_HEADROOM) as u64;
+    assert_eq!(
+        b.send_window().unwrap().media_bytes,
+        b.window_bytes().max(pipe) + 8_333 + 2 * MTU
+    );
+}
+
+#[test]
+fn a_small_queue_in_the_latest_sample_takes_the_rate_from_what_is_in_flight_now() {
+    let deadline = Duration::from_millis(175);
+    let saturated_by_the_last_round = |sample_ms| {
+        let mut b = saturated_at_600_kbit();
+        // Now twice as much is out.
+        b.observe(&sampled(view(120, 1_000_000, 15_000, 100, 50), sample_ms));
+        b.last_admitted = Some(Duration::from_millis(120));
+        b
+    };
+    // The latest sample shows 20 ms of queue: still saturated (more than half the 25 ms
+    // target), but no more than the target, so the rate is 15 000 B / 70 ms =
+    // 1.71 Mbit/s: 20 ms of queue + 14 ms + 25 ms + 61 ms of age = 120 ms.
+    let mut b = saturated_by_the_last_round(70);
+    assert!(b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+    // 50 ms of queue in the latest sample: the round's 600 kbit/s stands, and 15 000 B
+    // in flight is 150 ms of queue.
+    let mut b = saturated_by_the_last_round(100);
+    assert!(!b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+}
+
+#[test]
+fn on_a_saturated_path_media_may_still_have_what_the_bulk_may() {
+    let mut b = saturated_at_600_kbit();
+    b.window_bytes = 20_000;
+    // The delivery cap (75 000 B/s × 75 ms = 5 625 B) is below the bulk's cap: the
+    // media, which goes first, gets the bulk's.
+    let w = b.send_window().unwrap();
+    assert_eq!(w.bulk_bytes, 20_000);
+    assert_eq!(w.media_bytes, 20_000);
+}
+
+#[test]
+fn frames_see_the_whole_queue_ahead_of_them_measured_now() {
+    let mut b = saturated_at_600_kbit();
+    let deadline = Duration::from_millis(175);
+    b.observe(&view(1_100, 1_000_000, 7_500, 100, 50));
+    // 7 500 B in flight at 600 kbit/s is 100 ms, 50 ms of it queue (whether bulk or
+    // media: bytes already sent are ahead at the bottleneck): 3 000 B (40 ms) + 50 + 25 =
+    // 115 ms, admitted up to 60 ms old.
+    b.last_admitted = Some(Duration::from_millis(1_100));
+    assert!(b.admit_frame(Duration::from_millis(60), 3_000, deadline));
+    assert!(!b.admit_frame(Duration::from_millis(61), 3_000, deadline));
+    // With nothing in flight, the queue ahead is empty.
+    b.observe(&view(1_100, 1_000_000, 0, 100, 50));
+    assert!(b.admit_frame(Duration::from_millis(110), 3_000, deadline));
+    assert!(b.frames_just_in_time());
+}
+
+#[test]
+fn late_frames_are_cancelled_half_a_minimum_rtt_before_their_deadline() {
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 100_000, 0, 600, 600));
+    assert_eq!(b.frame_expiry(), Some(Duration::from_millis(300)));
+    let b = Balancer::new(BalancerConfig {
+        cancel_late_frames: false,
+        ..config()
+    });
+    assert_eq!(b.frame_expiry(), None);
+}
+
+#[test]
+fn the_media_target_is_a_share_of_the_delivery_rate_when_saturated() {
+    let mut b = Balancer::new(config());
+    // 75 kB in flight over 1 s of RTT with 950 ms of queue: 600 kbit/s delivered.
+    b.observe(&view(0, 1_000_000, 75_000, 1_000, 50));
+    b.observe(&view(1_000, 1_000_000, 75_000, 1_000, 50));
+    assert_eq!(b.media_target_bps(), Some((600_000.0 * 0.85) as u64));
+}
