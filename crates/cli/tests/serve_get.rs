@@ -5,7 +5,7 @@
 //! Real time: this test takes about 8 s.
 
 mod common;
-use common::{SATQUIC, start};
+use common::{SATQUIC, link, serve};
 use std::process::Command;
 
 #[test]
@@ -13,33 +13,10 @@ fn get_receives_media_and_bulk_through_the_link() {
     let dir = std::env::temp_dir().join(format!("satquic-serve-get-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cert = dir.join("cert.pem");
-    let (_server, server_address) = start(
-        &[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--cc",
-            "cubic",
-            "--cert-out",
-            cert.to_str().unwrap(),
-        ],
-        "perf server on ",
-    );
-    let (_link, link_address) = start(
-        &[
-            "link",
-            "--listen",
-            "127.0.0.1:0",
-            "--to",
-            &server_address,
-            "--rate",
-            "4Mbit",
-            "--delay",
-            "25ms",
-            "--queue",
-            "300ms",
-        ],
-        "relaying ",
+    let (_server, server_address) = serve(&cert, &["--cc", "cubic"]);
+    let (_link, link_address) = link(
+        &server_address,
+        &["--rate", "4Mbit", "--delay", "25ms", "--queue", "300ms"],
     );
     let out = Command::new(SATQUIC)
         .args([
