@@ -1,10 +1,13 @@
 //! The binary as a user meets it: bad input gets a message naming the file, field or flag.
 
+mod common;
+
+use common::SATQUIC;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn satquic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_satquic"))
+    Command::new(SATQUIC)
         .args(args)
         .output()
         .expect("binary runs")
@@ -227,7 +230,7 @@ fn a_folder_named_like_the_default_scenario_does_not_hide_it() {
     // (say, earlier results) must still find the built-in.
     let dir = std::env::temp_dir().join(format!("satquic-cli-cwd-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("thesis-geo")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_satquic"))
+    let out = Command::new(SATQUIC)
         .current_dir(&dir)
         .args([
             "run",
@@ -471,7 +474,7 @@ fn a_corrupt_resume_store_is_ignored_with_a_warning_and_replaced() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("store.txt");
     std::fs::write(&file, "not a store\n1 2 3\n").unwrap();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_satquic"))
+    let mut server = Command::new(SATQUIC)
         .args(["serve", "--listen", "127.0.0.1:0", "--cert-out"])
         .arg(dir.join("cert.pem"))
         .arg("--resume-store")

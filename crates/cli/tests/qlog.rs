@@ -5,7 +5,7 @@
 //! Real time: this test takes about 10 s (two downloads, a 2 s media session, a 3 s run).
 
 mod common;
-use common::{SATQUIC, start};
+use common::SATQUIC;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -149,19 +149,9 @@ fn serve_get_and_run_backend_emu_write_one_parseable_qlog_per_connection() {
     let (server_dir, client_dir) = (dir.join("server"), dir.join("client"));
 
     // serve + two gets (a perf download and a media/bulk session): two connections.
-    let (mut serve, server) = start(
-        &[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--cc",
-            "cubic",
-            "--cert-out",
-            cert.to_str().unwrap(),
-            "--qlog",
-            server_dir.to_str().unwrap(),
-        ],
-        "perf server on ",
+    let (mut serve, server) = common::serve(
+        &cert,
+        &["--cc", "cubic", "--qlog", server_dir.to_str().unwrap()],
     );
     let common = [
         server.as_str(),

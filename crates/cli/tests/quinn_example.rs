@@ -5,7 +5,7 @@
 //! Real time: about 20 s (a 10 MB upload at 20 Mbit/s and RTT 600 ms, twice).
 
 mod common;
-use common::{SATQUIC, start};
+use common::{SATQUIC, link, serve};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -71,32 +71,11 @@ fn the_preset_finishes_a_geo_upload_sooner_than_quinns_defaults() {
     let dir = std::env::temp_dir().join(format!("satquic-quinn-example-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cert = dir.join("cert.pem");
-    let (_server, server_address) = start(
-        &[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--cert-out",
-            cert.to_str().unwrap(),
-        ],
-        "perf server on ",
-    );
+    let (_server, server_address) = serve(&cert, &[]);
     // GEO: 20 Mbit/s each way, 300 ms each way, one BDP of buffer, 0.01 % random loss.
-    let (_link, link_address) = start(
-        &[
-            "link",
-            "--listen",
-            "127.0.0.1:0",
-            "--to",
-            &server_address,
-            "--rate",
-            "20Mbit",
-            "--delay",
-            "300ms",
-            "--loss",
-            "0.01%",
-        ],
-        "relaying ",
+    let (_link, link_address) = link(
+        &server_address,
+        &["--rate", "20Mbit", "--delay", "300ms", "--loss", "0.01%"],
     );
     let cert = cert.to_str().unwrap();
     let preset = transfer(&example, &link_address, cert, &[]);

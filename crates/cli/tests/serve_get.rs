@@ -5,7 +5,7 @@
 //! Real time: each test takes about 8 s.
 
 mod common;
-use common::{SATQUIC, start};
+use common::{SATQUIC, link, serve};
 use std::process::Command;
 
 /// Starts `satquic serve` (Cubic) behind `satquic link` (4 Mbit/s, 25 ms each way), runs
@@ -14,33 +14,10 @@ fn get_session_through_the_link(test: &str, session_flags: &[&str]) -> serde_jso
     let dir = std::env::temp_dir().join(format!("satquic-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cert = dir.join("cert.pem");
-    let (_server, server_address) = start(
-        &[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--cc",
-            "cubic",
-            "--cert-out",
-            cert.to_str().unwrap(),
-        ],
-        "perf server on ",
-    );
-    let (_link, link_address) = start(
-        &[
-            "link",
-            "--listen",
-            "127.0.0.1:0",
-            "--to",
-            &server_address,
-            "--rate",
-            "4Mbit",
-            "--delay",
-            "25ms",
-            "--queue",
-            "300ms",
-        ],
-        "relaying ",
+    let (_server, server_address) = serve(&cert, &["--cc", "cubic"]);
+    let (_link, link_address) = link(
+        &server_address,
+        &["--rate", "4Mbit", "--delay", "25ms", "--queue", "300ms"],
     );
     let out = Command::new(SATQUIC)
         .args([

@@ -1,6 +1,8 @@
 //! Every datagram that enters the relay is delivered or counted in exactly one drop class —
 //! including the ones the kernel drops before the relay reads them.
 
+mod common;
+
 use std::net::UdpSocket;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,16 +38,9 @@ fn bursts_through_relay(relay_socket_buffer: Option<usize>) -> Outcome {
         ..LinkConfig::new(100_000_000, Duration::from_millis(5))
     };
     let relay = Relay::start(RelayConfig {
-        access_delays: Vec::new(),
-        flow_upstreams: Vec::new(),
-        flow_clients: Vec::new(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: sink.local_addr().unwrap(),
-        forward: link.clone(),
-        return_link: link,
-        mtu_bytes: 1500,
         seed: 7,
         socket_buffer_bytes: relay_socket_buffer,
+        ..common::relay_config(sink.local_addr().unwrap(), link.clone(), link)
     })
     .unwrap();
     let (stop, received) = (

@@ -5,15 +5,17 @@
 //!
 //! Real time: this test takes about 10 s.
 
+mod common;
+
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use emu::endpoint::{self, TransportRecipe, Trust};
+use emu::endpoint::{self, TransportRecipe};
 use emu::perf::{self, ClientOptions};
-use emu::relay::{Relay, RelayConfig};
+use emu::relay::Relay;
 use emu::resume::ResumeKeeper;
-use emu::server::{Server, ServerOptions};
+use emu::server::Server;
 use hybla::HyblaConfig;
 use netsim::{LinkConfig, QueueLimit};
 use quinn_satellite::{ResumeStore, ResumeStoreConfig};
@@ -92,53 +94,25 @@ async fn the_second_connection_on_a_path_resumes_from_the_first() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let server_file = dir.join("server-store.txt");
 
-    let (cert, key) = endpoint::self_signed(vec!["localhost".into()]).unwrap();
-    let identity = endpoint::parse_identity(&cert, &key).unwrap();
-    let roots = identity.0.clone();
     let server_keeper = keeper(Some(server_file.clone()));
-    let server = Server::start(ServerOptions {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        identity,
-        transport: resuming_hybla(server_keeper.clone()),
-        qlog: None,
-        log_dir: None,
-        socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-        session_epoch: None,
-        kept_sessions: 0,
-    })
-    .unwrap();
+    let (server, roots) = common::loopback_server(resuming_hybla(server_keeper.clone()));
+    let server = Server::start(server).unwrap();
     // 40 Mbit/s each way, RTT 100 ms (BDP 500 kB), one BDP of buffer.
     let link = LinkConfig {
         queue: QueueLimit::Bytes(500_000),
         ..LinkConfig::new(40_000_000, Duration::from_millis(50))
     };
-    let relay = Relay::start(RelayConfig {
-        access_delays: Vec::new(),
-        flow_upstreams: Vec::new(),
-        flow_clients: Vec::new(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: server.local_addr().unwrap(),
-        forward: link.clone(),
-        return_link: link,
-        mtu_bytes: 1500,
-        seed: 1,
-        socket_buffer_bytes: None,
-    })
+    let relay = Relay::start(common::relay_config(
+        server.local_addr().unwrap(),
+        link.clone(),
+        link,
+    ))
     .unwrap();
     let options = |transport: TransportRecipe, download: u64, upload: u64| ClientOptions {
-        server: relay.local_addr(),
-        server_name: "localhost".into(),
-        trust: Trust::Roots(roots.clone()),
         download_bytes: Some(download),
         upload_bytes: upload,
         duration: Some(Duration::from_secs(30)),
-        transport,
-        qlog: None,
-        socket: None,
-        socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-        thresholds: vec![],
-        verify: true,
-        repeat_after: None,
+        ..common::client_options(relay.local_addr(), &roots, transport)
     };
     let plain_client = || endpoint::transport_recipe(Arc::new(HyblaConfig::default()), 16 << 20);
     let localhost: IpAddr = LOCALHOST.parse().unwrap();

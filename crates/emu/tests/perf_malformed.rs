@@ -16,13 +16,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use emu::endpoint::{self, Trust};
 use emu::perf::{self, ClientOptions, RequestLimits};
-use emu::server::{Server, ServerOptions};
+use emu::server::Server;
 use perfwire::{Request, RequestError, pattern};
 use quinn::VarInt;
-use quinn::congestion::NewRenoConfig;
 use rustls::pki_types::CertificateDer;
 
-const WINDOW_BYTES: u64 = 8 << 20;
 /// The tests' header timeout: short, so an idle stream is given back quickly.
 const HEADER_TIMEOUT: Duration = Duration::from_millis(1500);
 /// Longest wait for anything in these tests.
@@ -39,20 +37,9 @@ struct Setup {
 }
 
 fn start() -> Setup {
-    let (cert, key) = endpoint::self_signed(vec!["localhost".into()]).unwrap();
-    let identity = endpoint::parse_identity(&cert, &key).unwrap();
-    let roots = identity.0.clone();
+    let (server, roots) = common::loopback_server(common::newreno());
     let server = Server::start_with_limits(
-        ServerOptions {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            identity,
-            transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), WINDOW_BYTES),
-            qlog: None,
-            log_dir: None,
-            socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-            session_epoch: None,
-            kept_sessions: 0,
-        },
+        server,
         RequestLimits {
             header_timeout: HEADER_TIMEOUT,
         },
@@ -69,10 +56,7 @@ fn start() -> Setup {
 impl Setup {
     /// A raw perf connection (ALPN "perf").
     async fn connect(&self) -> (quinn::Endpoint, quinn::Connection) {
-        let transport = Arc::new(endpoint::transport(
-            Arc::new(NewRenoConfig::default()),
-            WINDOW_BYTES,
-        ));
+        let transport = Arc::new(common::newreno().build());
         let config =
             endpoint::client_config(&Trust::Roots(self.roots.clone()), transport, perfwire::ALPN)
                 .unwrap();
@@ -97,22 +81,10 @@ impl Setup {
         well_formed(connection, 200_000).await;
         let report = perf::get(
             ClientOptions {
-                server: self.address,
-                server_name: "localhost".into(),
-                trust: Trust::Roots(self.roots.clone()),
                 download_bytes: Some(1_000_000),
                 upload_bytes: 0,
                 duration: Some(PATIENCE),
-                transport: endpoint::transport_recipe(
-                    Arc::new(NewRenoConfig::default()),
-                    WINDOW_BYTES,
-                ),
-                socket: None,
-                socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-                thresholds: vec![],
-                verify: true,
-                repeat_after: None,
-                qlog: None,
+                ..common::client_options(self.address, &self.roots, common::newreno())
             },
             &|_| {},
         )

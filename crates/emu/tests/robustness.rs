@@ -9,12 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use emu::endpoint::{self, Trust};
 use emu::perf::{self, ClientOptions};
-use emu::relay::{Relay, RelayConfig};
-use emu::server::{Server, ServerOptions};
+use emu::relay::Relay;
+use emu::server::Server;
 use netsim::{LinkConfig, QueueLimit};
-use quinn::congestion::NewRenoConfig;
 
 /// Sends malformed datagrams to `to` until `stop` (at most 200 000, ~20 000 per second).
 fn flood(to: SocketAddr, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) {
@@ -52,35 +50,14 @@ fn flood(to: SocketAddr, stop: Arc<AtomicBool>, sent: Arc<AtomicU64>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
-    let (cert, key) = endpoint::self_signed(vec!["localhost".into()]).unwrap();
-    let identity = endpoint::parse_identity(&cert, &key).unwrap();
-    let roots = identity.0.clone();
-    let server = Server::start(ServerOptions {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        identity,
-        transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
-        qlog: None,
-        log_dir: None,
-        socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-        session_epoch: None,
-        kept_sessions: 0,
-    })
-    .unwrap();
+    let (server, roots) = common::loopback_server(common::newreno());
+    let server = Server::start(server).unwrap();
     let address = server.local_addr().unwrap();
     let options = |server: SocketAddr, download: Option<u64>, duration: Duration| ClientOptions {
-        server,
-        server_name: "localhost".into(),
-        trust: Trust::Roots(roots.clone()),
         download_bytes: download,
         upload_bytes: 0,
         duration: Some(duration),
-        transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
-        qlog: None,
-        socket: None,
-        socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-        thresholds: vec![],
-        verify: true,
-        repeat_after: None,
+        ..common::client_options(server, &roots, common::newreno())
     };
     let rss_before = rss_bytes();
 
@@ -99,19 +76,7 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
         queue: QueueLimit::Packets(10_000),
         ..LinkConfig::new(1_000_000_000, Duration::from_millis(1))
     };
-    let relay = Relay::start(RelayConfig {
-        access_delays: Vec::new(),
-        flow_upstreams: Vec::new(),
-        flow_clients: Vec::new(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: address,
-        forward: link.clone(),
-        return_link: link,
-        mtu_bytes: 1500,
-        seed: 1,
-        socket_buffer_bytes: None,
-    })
-    .unwrap();
+    let relay = Relay::start(common::relay_config(address, link.clone(), link)).unwrap();
     let vanishing = tokio::spawn(perf::get(
         options(relay.local_addr(), None, Duration::from_secs(60)),
         &|_| {},
@@ -159,18 +124,11 @@ fn the_relay_drops_and_counts_overload_instead_of_growing() {
         queue: QueueLimit::Packets(100),
         ..LinkConfig::new(1_000_000, Duration::from_millis(10))
     };
-    let relay = Relay::start(RelayConfig {
-        access_delays: Vec::new(),
-        flow_upstreams: Vec::new(),
-        flow_clients: Vec::new(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: sink.local_addr().unwrap(),
-        forward: link.clone(),
-        return_link: link,
-        mtu_bytes: 1500,
-        seed: 1,
-        socket_buffer_bytes: None,
-    })
+    let relay = Relay::start(common::relay_config(
+        sink.local_addr().unwrap(),
+        link.clone(),
+        link,
+    ))
     .unwrap();
     let source = UdpSocket::bind("127.0.0.1:0").unwrap();
     let rss_before = rss_bytes();
@@ -206,18 +164,11 @@ fn the_relay_keeps_forwarding_after_more_than_its_handoff_budget() {
         queue: QueueLimit::Packets(100_000),
         ..LinkConfig::new(10_000_000_000, Duration::from_micros(100))
     };
-    let relay = Relay::start(RelayConfig {
-        access_delays: Vec::new(),
-        flow_upstreams: Vec::new(),
-        flow_clients: Vec::new(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: sink.local_addr().unwrap(),
-        forward: link.clone(),
-        return_link: link,
-        mtu_bytes: 1500,
-        seed: 1,
-        socket_buffer_bytes: None,
-    })
+    let relay = Relay::start(common::relay_config(
+        sink.local_addr().unwrap(),
+        link.clone(),
+        link,
+    ))
     .unwrap();
     let source = UdpSocket::bind("127.0.0.1:0").unwrap();
     // 48 MB in batches small enough for the sockets, waiting for each batch to come out.

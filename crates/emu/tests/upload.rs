@@ -4,66 +4,37 @@
 //!
 //! Real time: this test takes about 2 s.
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use emu::endpoint::{self, Trust};
 use emu::perf::{self, ClientOptions};
-use emu::relay::{Relay, RelayConfig};
-use emu::server::{Server, ServerOptions};
+use emu::relay::Relay;
+use emu::server::Server;
 use netsim::{LinkConfig, QueueLimit};
-use quinn::congestion::NewRenoConfig;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_returns_once_the_upload_is_delivered_not_when_it_is_buffered() {
-    let (cert, key) = endpoint::self_signed(vec!["localhost".into()]).unwrap();
-    let identity = endpoint::parse_identity(&cert, &key).unwrap();
-    let roots = identity.0.clone();
-    let server = Server::start(ServerOptions {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        identity,
-        transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
-        qlog: None,
-        log_dir: None,
-        socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-        session_epoch: None,
-        kept_sessions: 0,
-    })
-    .unwrap();
+    let (server, roots) = common::loopback_server(common::newreno());
+    let server = Server::start(server).unwrap();
     // The upload crosses a 4 Mbit/s return link: 500 kB take at least 1 s.
     let link = |rate| LinkConfig {
         queue: QueueLimit::Bytes(200_000),
         ..LinkConfig::new(rate, Duration::from_millis(10))
     };
-    let relay = Relay::start(RelayConfig {
-        access_delays: Vec::new(),
-        flow_upstreams: Vec::new(),
-        flow_clients: Vec::new(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: server.local_addr().unwrap(),
-        forward: link(100_000_000),
-        return_link: link(4_000_000),
-        mtu_bytes: 1500,
-        seed: 1,
-        socket_buffer_bytes: None,
-    })
+    let relay = Relay::start(common::relay_config(
+        server.local_addr().unwrap(),
+        link(100_000_000),
+        link(4_000_000),
+    ))
     .unwrap();
     let started = Instant::now();
     let report = perf::get(
         ClientOptions {
-            server: relay.local_addr(),
-            server_name: "localhost".into(),
-            trust: Trust::Roots(roots),
             download_bytes: Some(1_000),
             upload_bytes: 500_000,
             duration: Some(Duration::from_secs(20)),
-            transport: endpoint::transport_recipe(Arc::new(NewRenoConfig::default()), 8 << 20),
-            qlog: None,
-            socket: None,
-            socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-            thresholds: vec![],
-            verify: true,
-            repeat_after: None,
+            ..common::client_options(relay.local_addr(), &roots, common::newreno())
         },
         &|_| {},
     )

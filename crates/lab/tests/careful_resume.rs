@@ -3,11 +3,10 @@
 //! connections and on one whose capacity fell to a quarter in between (with a buffer too
 //! small for the jump, so Safe Retreat must fire). Byte-identical summaries for one seed.
 
-use std::sync::atomic::AtomicBool;
+mod common;
 
-use lab::runner::{self, Silent};
 use report::summary::{ConnectionSummary, RunSummary};
-use scenario::{RunSpec, Scenario};
+use scenario::Scenario;
 
 /// 50/5 Mbit/s, RTT 600 ms, 12 MB downloaded twice, 5 s apart; neither connection is told the
 /// path.
@@ -34,21 +33,7 @@ reconnect_after = "5s"
 fn summary(overrides: &[&str]) -> RunSummary {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let scenario = Scenario::from_toml_str(SCENARIO, "test", &overrides).unwrap();
-    let runs = runner::run_all(
-        &scenario,
-        &[RunSpec {
-            cc_override: None,
-            seed: 1,
-        }],
-        None,
-        1,
-        &Silent,
-        &AtomicBool::new(false),
-    )
-    .unwrap();
-    report::output::summarize(&scenario, 1, 1, &runs)
-        .runs
-        .remove(0)
+    common::summary_seed(&scenario, 1)
 }
 
 fn connections(summary: &RunSummary) -> &[ConnectionSummary] {

@@ -1,35 +1,13 @@
 //! Same scenario + seed → byte-identical summary.json and timeseries.csv; another seed → not.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-
-use lab::runner::{self, Silent};
-use scenario::RunSpec;
-use scenario::Scenario;
-
-fn scenario() -> Scenario {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/thesis-geo.toml");
-    Scenario::from_file(&file, &["duration=20s".to_owned()]).unwrap()
-}
 
 fn run_into(dir: &Path, seed: u64, threads: usize) -> (Vec<u8>, Vec<u8>) {
-    let scenario = scenario();
-    let specs: Vec<RunSpec> = ["newreno", "cubic"]
-        .iter()
-        .map(|cc| RunSpec {
-            cc_override: Some(cc.to_string()),
-            seed,
-        })
-        .collect();
-    let runs = runner::run_all(
-        &scenario,
-        &specs,
-        None,
-        threads,
-        &Silent,
-        &AtomicBool::new(false),
-    )
-    .unwrap();
+    let scenario = common::shipped("thesis-geo.toml", &["duration=20s"]);
+    let specs = common::per_controller(&["newreno", "cubic"], seed);
+    let runs = common::run_on(&scenario, &specs, threads).unwrap();
     report::output::write_all(dir, &scenario, seed, 1, &runs).unwrap();
     (
         std::fs::read(dir.join("summary.json")).unwrap(),
@@ -38,10 +16,7 @@ fn run_into(dir: &Path, seed: u64, threads: usize) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn temp(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("satquic-determinism-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+    common::temp("determinism", name)
 }
 
 #[test]

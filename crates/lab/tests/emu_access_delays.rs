@@ -10,10 +10,10 @@
 //!
 //! Real time: this test takes about 20 s.
 
-use std::sync::atomic::AtomicBool;
+mod common;
 
-use lab::runner::{self, Silent};
-use scenario::{RunSpec, Scenario};
+use common::sim_and_emu;
+use scenario::Scenario;
 
 const SCENARIO: &str = r#"
 name = "access-two"
@@ -44,28 +44,6 @@ cc = "cubic"
 access_delay = "100ms"
 download = "unlimited"
 "#;
-
-/// Seed 1 of `scenario` on the simulator and in real time.
-fn sim_and_emu(scenario: &Scenario) -> (sim::RunOutcome, sim::RunOutcome) {
-    let spec = RunSpec {
-        cc_override: None,
-        seed: 1,
-    };
-    let cancel = AtomicBool::new(false);
-    let sim = runner::run_all(
-        scenario,
-        std::slice::from_ref(&spec),
-        None,
-        1,
-        &Silent,
-        &cancel,
-    )
-    .unwrap()
-    .remove(0)
-    .outcome;
-    let emu = lab::emu_backend::run(scenario, &spec, &cancel, &|_| {}).unwrap();
-    (sim, emu)
-}
 
 #[test]
 fn emu_agrees_with_sim_per_flow_with_different_access_delays() {

@@ -11,11 +11,12 @@
 //!
 //! Real time: this test takes about 30 s.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
-use lab::runner::{self, Silent};
 use report::periods::Period;
-use scenario::{RunSpec, Scenario};
+use scenario::Scenario;
 use sim::apps::media::MediaReport;
 
 const SCENARIO: &str = r#"
@@ -57,23 +58,7 @@ fn media(outcome: &sim::RunOutcome) -> MediaReport {
 #[test]
 fn emu_agrees_with_sim_on_utilization_and_median_frame_delay() {
     let scenario = Scenario::from_toml_str(SCENARIO, "media-bulk-emu", &[]).unwrap();
-    let spec = RunSpec {
-        cc_override: None,
-        seed: 1,
-    };
-    let cancel = AtomicBool::new(false);
-    let sim = runner::run_all(
-        &scenario,
-        std::slice::from_ref(&spec),
-        None,
-        1,
-        &Silent,
-        &cancel,
-    )
-    .unwrap()
-    .remove(0)
-    .outcome;
-    let emu = lab::emu_backend::run(&scenario, &spec, &cancel, &|_| {}).unwrap();
+    let (sim, emu) = common::sim_and_emu(&scenario);
     assert!(
         matches!(emu.flows[0].end, sim::FlowEnd::Running),
         "{:?}",
@@ -130,10 +115,7 @@ fn perf_next_to_media_is_refused_naming_the_app() {
     let scenario = Scenario::from_toml_str(&text, "mixed", &[]).unwrap();
     let error = lab::emu_backend::run(
         &scenario,
-        &RunSpec {
-            cc_override: None,
-            seed: 1,
-        },
+        &common::spec(1),
         &AtomicBool::new(false),
         &|_| {},
     )

@@ -6,20 +6,16 @@
 //! intended (e.g. a new transport preset), regenerate with
 //! `SATQUIC_BLESS=1 cargo test -p lab --test golden` and say why in the commit.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
-use lab::runner::{self, Silent};
-use scenario::RunSpec;
+use common::repository;
 use scenario::Scenario;
 use serde_json::{Value, json};
 
 const CONTROLLERS: [&str; 2] = ["newreno", "cubic"];
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn golden_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/summaries.json")
@@ -48,15 +44,9 @@ fn shipped_scenarios() -> Vec<PathBuf> {
 /// The pinned figures of one scenario: controller → flows → {name, goodput, completion, lost}.
 fn measure(file: &Path) -> Value {
     let scenario = Scenario::from_file(file, &[]).unwrap();
-    let specs: Vec<RunSpec> = CONTROLLERS
-        .iter()
-        .map(|cc| RunSpec {
-            cc_override: Some((*cc).to_owned()),
-            seed: scenario.seed,
-        })
-        .collect();
-    let runs = runner::run_all(&scenario, &specs, None, 2, &Silent, &AtomicBool::new(false))
-        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let specs = common::per_controller(&CONTROLLERS, scenario.seed);
+    let runs =
+        common::run_on(&scenario, &specs, 2).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let summary = report::output::summarize(&scenario, scenario.seed, 1, &runs);
     let summary = serde_json::to_value(&summary).unwrap();
     let mut by_cc = serde_json::Map::new();

@@ -1,26 +1,13 @@
 //! Hybla through the whole stack: faster GEO start-up than NewReno, without a loss burst.
 
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
+mod common;
 
-use lab::runner::{self, Silent};
-use scenario::RunSpec;
-use scenario::Scenario;
 use sim::apps::perf::PerfReport;
 
 #[test]
 fn hybla_reaches_2mb_much_sooner_than_newreno_on_geo_without_a_loss_burst() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/thesis-geo.toml");
-    let scenario = Scenario::from_file(&file, &["duration=15s".to_owned()]).unwrap();
-    let specs: Vec<RunSpec> = ["hybla", "newreno"]
-        .iter()
-        .map(|cc| RunSpec {
-            cc_override: Some(cc.to_string()),
-            seed: 1,
-        })
-        .collect();
-    let runs =
-        runner::run_all(&scenario, &specs, None, 2, &Silent, &AtomicBool::new(false)).unwrap();
+    let scenario = common::shipped("thesis-geo.toml", &["duration=15s"]);
+    let runs = common::run(&scenario, &common::per_controller(&["hybla", "newreno"], 1));
     let time_to_2mb = |i: usize| {
         let perf = PerfReport::of(&runs[i].outcome.flows[0].apps[0]).unwrap();
         let exchange = &perf.exchanges[0];
@@ -41,25 +28,15 @@ fn hybla_reaches_2mb_much_sooner_than_newreno_on_geo_without_a_loss_burst() {
 /// matched ones. A shallow buffer and random loss give both kinds of drop.
 #[test]
 fn every_drop_is_counted_by_cause_and_matched_to_its_verdict() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/thesis-geo.toml");
-    let scenario = Scenario::from_file(
-        &file,
+    let scenario = common::shipped(
+        "thesis-geo.toml",
         &[
-            "duration=20s".to_owned(),
-            "path.forward.queue=0.25bdp".to_owned(),
-            "path.forward.loss=0.5%".to_owned(),
+            "duration=20s",
+            "path.forward.queue=0.25bdp",
+            "path.forward.loss=0.5%",
         ],
-    )
-    .unwrap();
-    let specs: Vec<RunSpec> = ["hybla", "newreno"]
-        .iter()
-        .map(|cc| RunSpec {
-            cc_override: Some(cc.to_string()),
-            seed: 1,
-        })
-        .collect();
-    let runs =
-        runner::run_all(&scenario, &specs, None, 2, &Silent, &AtomicBool::new(false)).unwrap();
+    );
+    let runs = common::run(&scenario, &common::per_controller(&["hybla", "newreno"], 1));
     for run in &runs {
         let flow = &run.outcome.flows[0];
         let losses = flow.losses;

@@ -2,13 +2,13 @@
 //! the outputs are byte-identical for the same seed, each scheduler does what it claims, and
 //! the per-period results add up.
 
-use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+mod common;
 
-use lab::runner::{self, Silent};
+use std::path::PathBuf;
+
 use report::CompletedRun;
 use report::summary::RunSummary;
-use scenario::{RunSpec, Scenario};
+use scenario::Scenario;
 
 /// 4 Mbit/s for 20 s, then 1 Mbit/s for 10 s: media 2 Mbit/s from 0 s, bulk 2 Mbit/s from 3 s.
 const SCENARIO: &str = r#"
@@ -41,33 +41,16 @@ fn scenario(scheduler: &str) -> Scenario {
 
 fn run(scheduler: &str) -> (Scenario, Vec<CompletedRun>) {
     let scenario = scenario(scheduler);
-    let runs = runner::run_all(
-        &scenario,
-        &[RunSpec {
-            cc_override: None,
-            seed: 1,
-        }],
-        None,
-        1,
-        &Silent,
-        &AtomicBool::new(false),
-    )
-    .unwrap();
+    let runs = common::run_seed(&scenario, 1);
     (scenario, runs)
 }
 
 fn summary(scheduler: &str) -> RunSummary {
-    let (scenario, runs) = run(scheduler);
-    report::output::summarize(&scenario, 1, 1, &runs)
-        .runs
-        .remove(0)
+    common::summary_seed(&scenario(scheduler), 1)
 }
 
 fn temp(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("satquic-media-bulk-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+    common::temp("media-bulk", name)
 }
 
 #[test]
@@ -186,18 +169,7 @@ fn the_seed_balancer_and_priority_run_with_every_controller() {
                 ],
             )
             .unwrap();
-            let runs = runner::run_all(
-                &scenario,
-                &[RunSpec {
-                    cc_override: None,
-                    seed: 3,
-                }],
-                None,
-                1,
-                &Silent,
-                &AtomicBool::new(false),
-            )
-            .unwrap();
+            let runs = common::run_seed(&scenario, 3);
             let flow = &runs[0].outcome.flows[0];
             assert!(
                 flow.apps.iter().all(|a| a.received_bytes > 0),

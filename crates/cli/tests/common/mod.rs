@@ -1,7 +1,11 @@
-//! What the tests that run satquic as separate processes share: starting a command that says
-//! where it listens, and killing it however the test ends.
+//! What the tests that run satquic as separate processes share: the binary, starting a command
+//! that says where it listens (a server, a link), and killing it however the test ends.
+
+// Every test binary compiles this module on its own and uses only part of it.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 /// The binary under test.
@@ -39,4 +43,19 @@ pub fn start(args: &[&str], marker: &str) -> (Running, String) {
     };
     std::thread::spawn(move || for _ in lines {});
     (Running(child), address)
+}
+
+/// Starts `satquic serve` on 127.0.0.1 (a free port), writing its self-signed certificate to
+/// `cert`, with `flags` besides; returns it with its address.
+pub fn serve(cert: &Path, flags: &[&str]) -> (Running, String) {
+    let cert = cert.to_str().unwrap();
+    let listen = ["serve", "--listen", "127.0.0.1:0", "--cert-out", cert];
+    start(&[&listen[..], flags].concat(), "perf server on ")
+}
+
+/// Starts `satquic link` on 127.0.0.1 (a free port) in front of the server at `to`, the path
+/// given by `flags` (`--rate`, `--delay`, ...); returns it with its address.
+pub fn link(to: &str, flags: &[&str]) -> (Running, String) {
+    let listen = ["link", "--listen", "127.0.0.1:0", "--to", to];
+    start(&[&listen[..], flags].concat(), "relaying ")
 }
