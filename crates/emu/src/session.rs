@@ -24,9 +24,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use perfwire::Sender;
 use perfwire::session::{
     self, ACCEPTED_REPLY_BYTES, AppAccount, AppParams, MAX_REASON_BYTES, MAX_SUMMARY_BYTES,
-    OFFSET_BYTES, Reply, Sender, SessionRequest, Summary,
+    OFFSET_BYTES, Reply, SessionRequest, Summary,
 };
 use quinn::VarInt;
 use sched::SchedulerSpec;

@@ -22,10 +22,9 @@ use emu::perf::{self, ClientOptions};
 use emu::relay::{Relay, RelayConfig};
 use emu::server::{Server, ServerOptions, TracePoint};
 use emu::session::{ServerSession, SessionOptions, SessionReport};
+use perfwire::Sender;
 use perfwire::media::FrameRecord;
-use perfwire::session::{
-    AppParams, ReceivedSummary, Sender, SentSummary, SessionApp, SessionRequest,
-};
+use perfwire::session::{AppParams, ReceivedSummary, SentSummary, SessionApp, SessionRequest};
 use scenario::apps::AppKind;
 use sim::apps::media::MediaReport;
 use sim::apps::perf::{Exchange, PerfReport};
@@ -116,21 +115,13 @@ fn session_request(scenario: &Scenario, spec: &RunSpec, index: usize) -> Session
         .filter_map(|(i, app)| {
             Some(match &app.kind {
                 AppKind::Media(m) => SessionApp {
-                    sender: if m.upload {
-                        Sender::Client
-                    } else {
-                        Sender::Server
-                    },
+                    sender: m.sender,
                     params: AppParams::Media(crate::plan::media_params(
                         scenario, spec.seed, index, i, m,
                     )),
                 },
                 AppKind::Bulk(b) => SessionApp {
-                    sender: if b.upload {
-                        Sender::Client
-                    } else {
-                        Sender::Server
-                    },
+                    sender: b.sender,
                     params: AppParams::Bulk(crate::plan::bulk_params(b)),
                 },
                 AppKind::Perf(_) => return None,
@@ -666,8 +657,8 @@ fn outcome(
         let mut sender = SenderStats::default();
         // The data direction: the first application's, as in the simulator.
         let data_direction = match flow.apps.first().map(|a| &a.kind) {
-            Some(AppKind::Media(m)) if m.upload => 1,
-            Some(AppKind::Bulk(b)) if b.upload => 1,
+            Some(AppKind::Media(m)) if m.sender == Sender::Client => 1,
+            Some(AppKind::Bulk(b)) if b.sender == Sender::Client => 1,
             _ => 0,
         };
         let losses = sim::LossAccounting {

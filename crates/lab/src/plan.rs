@@ -9,7 +9,7 @@ use std::sync::Arc;
 use sim::apps::bulk::BulkSpec;
 use sim::apps::media::MediaSpec;
 use sim::apps::perf::PerfSpec;
-use sim::{AppSpec, FlowApp, FlowConfig, Role, SimConfig, TransportSettings};
+use sim::{AppSpec, FlowApp, FlowConfig, SimConfig, TransportSettings};
 
 use perfwire::session::{BulkParams, MediaParams};
 use scenario::FieldError;
@@ -126,19 +126,11 @@ fn flow_app(scenario: &Scenario, seed: u64, flow: usize, index: usize, app: &App
     let spec: Arc<dyn AppSpec> = match &app.kind {
         AppKind::Media(media) => Arc::new(MediaSpec {
             params: media_params(scenario, seed, flow, index, media),
-            sender: if media.upload {
-                Role::Client
-            } else {
-                Role::Server
-            },
+            sender: media.sender,
         }),
         AppKind::Bulk(bulk) => Arc::new(BulkSpec {
             params: bulk_params(bulk),
-            sender: if bulk.upload {
-                Role::Client
-            } else {
-                Role::Server
-            },
+            sender: bulk.sender,
         }),
         AppKind::Perf(perf) => Arc::new(PerfSpec {
             download: perf.download,

@@ -31,6 +31,17 @@ pub const ALPN: &[u8] = b"perf";
 /// Bytes of the request header: the big-endian count of bytes the client wants back.
 pub const REQUEST_HEADER_BYTES: u64 = 8;
 
+/// Which end of a connection sends an application's data: the one answer to "upload or
+/// download?" for scenario files, the simulator's applications, session requests and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sender {
+    /// The end that connects (an upload).
+    Client,
+    /// The end that accepts (a download).
+    Server,
+}
+
 /// How much a client asks the server to send back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

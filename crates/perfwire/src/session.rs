@@ -26,6 +26,7 @@
 
 use std::time::Duration;
 
+use crate::Sender;
 use crate::media::{DelayPercentiles, VideoModel};
 
 /// ALPN of a media/bulk session (satquic's own; versioned: 2 added what the server received to
@@ -49,15 +50,6 @@ pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 
 /// Largest refusal message, bytes.
 pub const MAX_REASON_BYTES: usize = 1024;
-
-/// Which end sends an application's data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sender {
-    /// The end that connects (an upload).
-    Client,
-    /// The end that accepts (a download).
-    Server,
-}
 
 /// A synthetic video source and its deadline.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -5,6 +5,7 @@
 //! A new application kind is a variant of [`AppKind`] with its table struct here; the lab maps
 //! it to the simulator's application in one place (`lab::plan`).
 
+use perfwire::Sender;
 use std::time::Duration;
 
 use perfwire::media::VideoModel;
@@ -44,8 +45,8 @@ pub struct BulkConfig {
     pub rate_bps: Option<u64>,
     /// When it starts offering, since the start of the run.
     pub start: Duration,
-    /// Whether the client sends (`direction = "upload"`); the server otherwise.
-    pub upload: bool,
+    /// Which end sends: the client for `direction = "upload"`, the server otherwise.
+    pub sender: Sender,
 }
 
 /// A media application: a synthetic video source.
@@ -57,8 +58,8 @@ pub struct MediaConfig {
     pub video: VideoModel,
     /// Frames later than this are late; None: the flow's one-way propagation delay + 150 ms.
     pub deadline: Option<Duration>,
-    /// Whether the client sends the video (`direction = "upload"`); the server otherwise.
-    pub upload: bool,
+    /// Which end sends the video: the client for `direction = "upload"`, the server otherwise.
+    pub sender: Sender,
     /// Whether the source follows the scheduler's target bitrate (`adaptive = true`).
     pub adaptive: bool,
 }
@@ -142,7 +143,7 @@ pub const DEFAULT_MEDIA: MediaConfig = MediaConfig {
         jitter: 0.2,
     },
     deadline: None,
-    upload: false,
+    sender: Sender::Server,
     adaptive: false,
 };
 
@@ -176,21 +177,21 @@ fn media_config(raw: RawMedia, at: &str) -> Result<MediaConfig, FieldError> {
             jitter: raw.jitter.unwrap_or(DEFAULT_MEDIA.video.jitter),
         },
         deadline: raw.deadline,
-        upload: false,
+        sender: Sender::Server,
         adaptive: raw.adaptive.unwrap_or(DEFAULT_MEDIA.adaptive),
     };
     config
         .check()
         .map_err(|e| FieldError::new(field(&e.field), e.problem))?;
-    config.upload = direction_is_upload(raw.direction.as_deref(), &field("direction"))?;
+    config.sender = direction(raw.direction.as_deref(), &field("direction"))?;
     Ok(config)
 }
 
 /// `direction`: who sends.
-fn direction_is_upload(direction: Option<&str>, field: &str) -> Result<bool, FieldError> {
+fn direction(direction: Option<&str>, field: &str) -> Result<Sender, FieldError> {
     match direction {
-        None | Some("download") => Ok(false),
-        Some("upload") => Ok(true),
+        None | Some("download") => Ok(Sender::Server),
+        Some("upload") => Ok(Sender::Client),
         Some(other) => Err(FieldError::new(
             field,
             format!("{other:?}: expected \"download\" (server sends) or \"upload\""),
@@ -218,7 +219,7 @@ fn bulk_config(raw: RawBulk, at: &str) -> Result<BulkConfig, FieldError> {
     Ok(BulkConfig {
         rate_bps,
         start: raw.start.unwrap_or_default(),
-        upload: direction_is_upload(raw.direction.as_deref(), &field("direction"))?,
+        sender: direction(raw.direction.as_deref(), &field("direction"))?,
     })
 }
 

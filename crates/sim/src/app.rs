@@ -11,6 +11,7 @@
 //! the real-time endpoints run them too), and its spec and report in `apps/`; nothing here or
 //! in the driver.
 
+use perfwire::Sender;
 use std::fmt;
 use std::time::Duration;
 
@@ -27,16 +28,6 @@ pub struct Context<'a> {
     pub now: Duration,
     /// The scheduler of this end of the connection, already told the transport state now.
     pub scheduler: &'a mut dyn Scheduler,
-}
-
-/// Which end of the connection a half runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// The end that connects.
-    Client,
-    /// The end that accepts.
-    Server,
 }
 
 /// Data a receiver got that is not what was sent, or a peer that broke the application's
@@ -115,7 +106,7 @@ pub trait AppSpec: Send + Sync + fmt::Debug {
 
     /// The end that sends this application's data: its congestion controller's counters are
     /// the flow's when this is the flow's first application.
-    fn data_sender(&self) -> Role;
+    fn data_sender(&self) -> Sender;
 
     /// Fresh client and server halves for one run.
     fn build(&self) -> (Box<dyn App>, Box<dyn App>);

@@ -18,7 +18,7 @@ mod outcome;
 pub mod tls;
 mod transport;
 
-pub use app::{App, AppError, AppOutcome, AppSpec, Context, Role};
+pub use app::{App, AppError, AppOutcome, AppSpec, Context};
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
 pub use driver::{Control, FlowApp, FlowConfig, ResumedController, SimConfig, SimError, run};
 pub use losses::LossAccounting;

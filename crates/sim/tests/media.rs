@@ -3,6 +3,7 @@
 
 mod common;
 
+use perfwire::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use perfwire::Request;
 use perfwire::session::MediaParams;
 use sim::apps::media::{MediaReport, MediaSpec};
 use sim::apps::perf::{PerfReport, PerfSpec};
-use sim::{Control, FlowApp, Role, run};
+use sim::{Control, FlowApp, run};
 
 fn media() -> FlowApp {
     FlowApp {
@@ -29,7 +30,7 @@ fn media() -> FlowApp {
                 seed: 7,
                 adaptive: false,
             },
-            sender: Role::Server,
+            sender: Sender::Server,
         }),
     }
 }

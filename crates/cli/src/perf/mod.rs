@@ -46,7 +46,7 @@ const DEFAULT_ACK_THINNING: u32 = 9;
 /// quinn-proto stall workaround, Hybla's start-up target at the sending direction's BDP) with
 /// the `--cc` controller; without it, large windows only.
 fn endpoint_transport(
-    is_server: bool,
+    side: quinn_satellite::Side,
     path: Option<&str>,
     cc: &str,
     cc_params: &[String],
@@ -72,11 +72,6 @@ fn endpoint_transport(
         return Ok(config);
     };
     let path = parse_path(path)?;
-    let side = if is_server {
-        quinn_satellite::Side::Server
-    } else {
-        quinn_satellite::Side::Client
-    };
     let controller = controller(cc, cc_params, Some(path.sending_bdp_bytes(side)), resume)?;
     Ok(path.transport_with_controller(side, endpoint::probed(controller))?)
 }
@@ -150,7 +145,7 @@ fn size(flag: &str, v: &str) -> anyhow::Result<u64> {
 /// controller resumes from the saved parameters of its path). The flags are checked here,
 /// once, so a bad one fails the command before anything starts.
 fn endpoint_recipe(
-    is_server: bool,
+    side: quinn_satellite::Side,
     path: Option<&str>,
     cc: &str,
     cc_params: &[String],
@@ -158,7 +153,7 @@ fn endpoint_recipe(
     ack_thinning: Option<u32>,
     resume: Option<Arc<ResumeKeeper>>,
 ) -> anyhow::Result<endpoint::TransportRecipe> {
-    endpoint_transport(is_server, path, cc, cc_params, window, ack_thinning, None)?;
+    endpoint_transport(side, path, cc, cc_params, window, ack_thinning, None)?;
     let (path, cc, cc_params, window) = (
         path.map(str::to_owned),
         cc.to_owned(),
@@ -167,7 +162,7 @@ fn endpoint_recipe(
     );
     let make = move |resume| {
         endpoint_transport(
-            is_server,
+            side,
             path.as_deref(),
             &cc,
             &cc_params,
@@ -189,7 +184,7 @@ fn client_recipe(
     resume: Option<Arc<ResumeKeeper>>,
 ) -> anyhow::Result<endpoint::TransportRecipe> {
     endpoint_recipe(
-        false,
+        quinn_satellite::Side::Client,
         args.path.as_deref(),
         &args.cc,
         &[],
@@ -302,7 +297,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         listen: args.listen,
         identity,
         transport: endpoint_recipe(
-            true,
+            quinn_satellite::Side::Server,
             args.path.as_deref(),
             &args.cc,
             &args.cc_params,
@@ -606,8 +601,16 @@ mod tests {
                 saved_rtt: std::time::Duration::from_millis(650),
             })
         });
-        let config =
-            endpoint_transport(true, None, "hybla", &[], "64MB", ack_thinning, resume).unwrap();
+        let config = endpoint_transport(
+            quinn_satellite::Side::Server,
+            None,
+            "hybla",
+            &[],
+            "64MB",
+            ack_thinning,
+            resume,
+        )
+        .unwrap();
         format!("{config:?}").contains("ack_eliciting_threshold")
     }
 

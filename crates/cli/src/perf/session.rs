@@ -26,7 +26,8 @@ fn session_request(
     args: &GetArgs,
     duration: std::time::Duration,
 ) -> anyhow::Result<perfwire::session::SessionRequest> {
-    use perfwire::session::{AppParams, BulkParams, MediaParams, Sender, SessionApp};
+    use perfwire::Sender;
+    use perfwire::session::{AppParams, BulkParams, MediaParams, SessionApp};
     if args.download.is_some() || size("--upload", &args.upload)? > 0 {
         bail!(
             "--download/--upload (perf) and --media/--bulk/--upload-media/--upload-bulk (a session) do not mix"
@@ -182,7 +183,7 @@ fn session_summary(
     args: &GetArgs,
 ) -> SessionSummary {
     use emu::apps::AppEnd;
-    use perfwire::session::Sender;
+    use perfwire::Sender;
     let session_s = report
         .ended_at
         .saturating_sub(report.started_at + report.handshake)

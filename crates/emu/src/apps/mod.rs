@@ -26,8 +26,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use appcore::SendingHalf;
+use perfwire::Sender;
 use perfwire::media::FrameRecord;
-use perfwire::session::{AppParams, ReceivedSummary, Sender, SentSummary, SessionApp};
+use perfwire::session::{AppParams, ReceivedSummary, SentSummary, SessionApp};
 use sched::{Scheduler, SchedulerSpec, TransportView};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;

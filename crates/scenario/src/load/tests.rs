@@ -922,8 +922,8 @@ fn schedulers_and_bulk_tables_are_checked_by_field() {
         panic!("not bulk: {:?}", s.flows[0].apps[1]);
     };
     assert_eq!(
-        (bulk.rate_bps, bulk.start, bulk.upload),
-        (Some(2_000_000), ms(10_000), false)
+        (bulk.rate_bps, bulk.start, bulk.sender),
+        (Some(2_000_000), ms(10_000), perfwire::Sender::Server)
     );
     for name in sched::SCHEDULERS {
         let s = load(&text, &[&format!("flow.scheduler={name}")]).unwrap();

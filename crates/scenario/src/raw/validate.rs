@@ -3,6 +3,7 @@
 //! applications, schedulers, transport settings, and links through
 //! [`netsim::LinkConfig::validate`]. What passes becomes the model ([`Scenario`]).
 
+use perfwire::Sender;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -473,7 +474,7 @@ fn check_stream_routing(at: &str, apps: &[AppConfig]) -> Result<(), FieldError> 
         let app_at = format!("{at}.app[{i}]");
         match &app.kind {
             AppKind::Media(media) => {
-                let first = if media.upload {
+                let first = if media.sender == Sender::Client {
                     &mut media_upload
                 } else {
                     &mut media_download
@@ -489,10 +490,10 @@ fn check_stream_routing(at: &str, apps: &[AppConfig]) -> Result<(), FieldError> 
                 *first = Some(&app.name);
             }
             AppKind::Bulk(bulk) => {
-                if bulk.upload {
+                if bulk.sender == Sender::Client {
                     bulk_upload.get_or_insert(&app.name);
                 }
-                let previous = &mut bulk_starts[usize::from(bulk.upload)];
+                let previous = &mut bulk_starts[usize::from(bulk.sender == Sender::Client)];
                 if let Some((name, start)) = *previous
                     && bulk.start < start
                 {

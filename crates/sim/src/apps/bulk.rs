@@ -7,6 +7,7 @@
 //! as the flow's scheduler allows. The receiver reads in any order and verifies every byte by
 //! offset.
 
+use perfwire::Sender;
 use std::time::Duration;
 
 use perfwire::session::{AppParams, BulkParams};
@@ -14,7 +15,7 @@ use quinn_proto::{Dir, StreamId};
 
 use super::Sending;
 use super::perf::VerifyingReader;
-use crate::app::{App, AppError, AppSpec, Context, Role};
+use crate::app::{App, AppError, AppSpec, Context};
 
 /// [`AppSpec::kind`] of the bulk application.
 pub const KIND: &str = "bulk";
@@ -27,7 +28,7 @@ pub struct BulkSpec {
     /// Offered load and start.
     pub params: BulkParams,
     /// The end that sends.
-    pub sender: Role,
+    pub sender: Sender,
 }
 
 impl AppSpec for BulkSpec {
@@ -35,7 +36,7 @@ impl AppSpec for BulkSpec {
         KIND
     }
 
-    fn data_sender(&self) -> Role {
+    fn data_sender(&self) -> Sender {
         self.sender
     }
 
@@ -55,8 +56,8 @@ impl AppSpec for BulkSpec {
         ));
         let receiver: Box<dyn App> = Box::new(BulkReceiver::default());
         match self.sender {
-            Role::Server => (receiver, sender),
-            Role::Client => (sender, receiver),
+            Sender::Server => (receiver, sender),
+            Sender::Client => (sender, receiver),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! delay, capture → last byte, and the frames later than the deadline) and the
 //! [`MediaReport`].
 
+use perfwire::Sender;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use quinn_proto::{Connection, Dir, ReadError, ReadableError, StreamId, VarInt};
 use serde::{Deserialize, Serialize};
 
 use super::Sending;
-use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
+use crate::app::{App, AppError, AppOutcome, AppSpec, Context};
 
 /// [`AppSpec::kind`] of the media application.
 pub const KIND: &str = "media";
@@ -32,7 +33,7 @@ pub struct MediaSpec {
     /// the scheduler's target rate (down to [`MIN_BITRATE_SHARE`] of its own).
     pub params: MediaParams,
     /// The end that sends the frames.
-    pub sender: Role,
+    pub sender: Sender,
 }
 
 pub use appcore::media::MIN_BITRATE_SHARE;
@@ -42,7 +43,7 @@ impl AppSpec for MediaSpec {
         KIND
     }
 
-    fn data_sender(&self) -> Role {
+    fn data_sender(&self) -> Sender {
         self.sender
     }
 
@@ -54,8 +55,8 @@ impl AppSpec for MediaSpec {
         ));
         let receiver: Box<dyn App> = Box::new(MediaReceiver::new(self.params.deadline));
         match self.sender {
-            Role::Server => (receiver, sender),
-            Role::Client => (sender, receiver),
+            Sender::Server => (receiver, sender),
+            Sender::Client => (sender, receiver),
         }
     }
 }

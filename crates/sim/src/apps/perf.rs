@@ -11,11 +11,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use perfwire::{REQUEST_HEADER_BYTES, ReceivedRanges, Request, pattern};
+use perfwire::{REQUEST_HEADER_BYTES, ReceivedRanges, Request, Sender, pattern};
 use quinn_proto::{Connection, Dir, ReadError, ReadableError, StreamId, VarInt, WriteError};
 use serde::{Deserialize, Serialize};
 
-use crate::app::{App, AppError, AppOutcome, AppSpec, Context, Role};
+use crate::app::{App, AppError, AppOutcome, AppSpec, Context};
 
 /// Largest chunk handed to quinn per write (well below the pattern period).
 const WRITE_CHUNK_BYTES: usize = 32 * 1024;
@@ -38,11 +38,11 @@ impl AppSpec for PerfSpec {
         KIND
     }
 
-    fn data_sender(&self) -> Role {
+    fn data_sender(&self) -> Sender {
         if self.download.is_some() {
-            Role::Server
+            Sender::Server
         } else {
-            Role::Client
+            Sender::Client
         }
     }
 

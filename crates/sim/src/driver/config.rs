@@ -1,6 +1,7 @@
 //! What a caller describes: the flows of a run (controller, start and stop, applications,
 //! scheduler, transport, reconnection) and the run itself (path, seed, duration, sampling).
 
+use perfwire::Sender;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use netsim::PathConfig;
 
 use sched::SchedulerSpec;
 
-use crate::app::{AppSpec, Role};
+use crate::app::AppSpec;
 use quinn_satellite::TransportSettings;
 
 /// One flow of a run.
@@ -78,10 +79,10 @@ pub struct FlowApp {
 impl FlowConfig {
     /// The end whose congestion controller carries the flow's data: its first application's
     /// sender (the server when the flow has no application).
-    pub fn data_sender(&self) -> Role {
+    pub fn data_sender(&self) -> Sender {
         self.apps
             .first()
-            .map_or(Role::Server, |app| app.spec.data_sender())
+            .map_or(Sender::Server, |app| app.spec.data_sender())
     }
 }
 

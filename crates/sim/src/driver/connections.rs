@@ -2,6 +2,7 @@
 //! flow, each connection's transport and TLS settings (qlog included), and the flows started,
 //! reconnected after their gap (resuming from what the previous connection saved) and stopped.
 
+use perfwire::Sender;
 use std::fs::File;
 use std::io::BufWriter;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -13,7 +14,6 @@ use quinn_proto::{ClientConfig, Endpoint, EndpointConfig, ServerConfig};
 
 use netsim::{Direction, Path};
 
-use crate::app::Role;
 use crate::apps::perf;
 use crate::determinism::{FrozenClock, SeededCidGenerator, reset_key, seed_bytes, token_key};
 use crate::outcome::FlowEnd;
@@ -37,8 +37,8 @@ fn connection_configs(
 ) -> Result<ClientConfig, SimError> {
     let flow = &config.flows[index];
     let (server_controller, client_controller) = match flow.data_sender() {
-        Role::Server => (sender_controller, flow.controller.clone()),
-        Role::Client => (flow.controller.clone(), sender_controller),
+        Sender::Server => (sender_controller, flow.controller.clone()),
+        Sender::Client => (flow.controller.clone(), sender_controller),
     };
     server.probe = Arc::new(ProbeReadings::default());
     client.probe = Arc::new(ProbeReadings::default());

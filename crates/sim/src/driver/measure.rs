@@ -2,11 +2,12 @@
 //! queues), and each connection's and flow's outcome when it ends (applications, sender
 //! counters, Careful Resume, drops matched against the controller's loss verdicts).
 
+use perfwire::Sender;
 use std::time::Duration;
 
 use netsim::{Direction, DropCause};
 
-use crate::app::{AppOutcome, Role};
+use crate::app::AppOutcome;
 use crate::apps::perf::PerfReport;
 use crate::losses;
 use crate::outcome::{
@@ -75,8 +76,8 @@ impl<'a> Simulation<'a> {
 
     fn data_sender<'f>(flow: &'f FlowState, config: &FlowConfig) -> &'f Side {
         match config.data_sender() {
-            Role::Server => &flow.server,
-            Role::Client => &flow.client,
+            Sender::Server => &flow.server,
+            Sender::Client => &flow.client,
         }
     }
 
@@ -99,8 +100,8 @@ impl<'a> Simulation<'a> {
                     .sum();
                 earlier
                     + match app.spec.data_sender() {
-                        Role::Server => client.received_bytes(),
-                        Role::Client => server.received_bytes(),
+                        Sender::Server => client.received_bytes(),
+                        Sender::Client => server.received_bytes(),
                     }
             })
     }
@@ -169,8 +170,8 @@ impl<'a> Simulation<'a> {
             .zip(flow.client_apps.iter().zip(&flow.server_apps))
             .map(|(app, (client, server))| {
                 let receiver = match app.spec.data_sender() {
-                    Role::Server => client,
-                    Role::Client => server,
+                    Sender::Server => client,
+                    Sender::Client => server,
                 };
                 let mut busy_periods = client.busy_periods();
                 busy_periods.extend(server.busy_periods());
@@ -209,8 +210,8 @@ impl<'a> Simulation<'a> {
                 .unwrap_or_default();
             let delivered_bytes = Self::delivered_bytes(flow, config);
             let data_direction = match config.data_sender() {
-                Role::Server => Direction::Forward,
-                Role::Client => Direction::Return,
+                Sender::Server => Direction::Forward,
+                Sender::Client => Direction::Return,
             };
             let received_ip_bytes = self.path.flow_stats(index, data_direction).delivered_bytes;
             for (app, bytes) in Self::app_delivered_bytes(flow, config).enumerate() {
@@ -242,8 +243,8 @@ impl<'a> Simulation<'a> {
         let flow = &self.flows[index];
         let config = &self.config.flows[index];
         let direction = match config.data_sender() {
-            Role::Server => Direction::Forward,
-            Role::Client => Direction::Return,
+            Sender::Server => Direction::Forward,
+            Sender::Client => Direction::Return,
         };
         let stats = self.path.flow_stats(index, direction);
         let ground_truth: Vec<losses::Drop> = drops
