@@ -109,9 +109,12 @@ async fn the_second_connection_on_a_path_resumes_from_the_first() {
     ))
     .unwrap();
     let options = |transport: TransportRecipe, download: u64, upload: u64| ClientOptions {
-        download_bytes: Some(download),
-        upload_bytes: upload,
-        duration: Some(Duration::from_secs(30)),
+        requests: emu::perf::PerfRequests {
+            download_bytes: Some(download),
+            upload_bytes: upload,
+            duration: Some(Duration::from_secs(30)),
+            ..Default::default()
+        },
         ..common::client_options(relay.local_addr(), &roots, transport)
     };
     let plain_client = || endpoint::transport_recipe(Arc::new(HyblaConfig::default()), 16 << 20);

@@ -81,9 +81,12 @@ impl Setup {
         well_formed(connection, 200_000).await;
         let report = perf::get(
             ClientOptions {
-                download_bytes: Some(1_000_000),
-                upload_bytes: 0,
-                duration: Some(PATIENCE),
+                requests: emu::perf::PerfRequests {
+                    download_bytes: Some(1_000_000),
+                    upload_bytes: 0,
+                    duration: Some(PATIENCE),
+                    ..Default::default()
+                },
                 ..common::client_options(self.address, &self.roots, common::newreno())
             },
             &|_| {},

@@ -54,9 +54,12 @@ async fn server_keeps_serving_through_garbage_crowds_and_a_vanishing_client() {
     let server = Server::start(server).unwrap();
     let address = server.local_addr().unwrap();
     let options = |server: SocketAddr, download: Option<u64>, duration: Duration| ClientOptions {
-        download_bytes: download,
-        upload_bytes: 0,
-        duration: Some(duration),
+        requests: emu::perf::PerfRequests {
+            download_bytes: download,
+            upload_bytes: 0,
+            duration: Some(duration),
+            ..Default::default()
+        },
         ..common::client_options(server, &roots, common::newreno())
     };
     let rss_before = rss_bytes();

@@ -31,9 +31,12 @@ async fn get_returns_once_the_upload_is_delivered_not_when_it_is_buffered() {
     let started = Instant::now();
     let report = perf::get(
         ClientOptions {
-            download_bytes: Some(1_000),
-            upload_bytes: 500_000,
-            duration: Some(Duration::from_secs(20)),
+            requests: emu::perf::PerfRequests {
+                download_bytes: Some(1_000),
+                upload_bytes: 500_000,
+                duration: Some(Duration::from_secs(20)),
+                ..Default::default()
+            },
             ..common::client_options(relay.local_addr(), &roots, common::newreno())
         },
         &|_| {},

@@ -139,6 +139,28 @@ fn session_request(scenario: &Scenario, spec: &RunSpec, index: usize) -> Session
     }
 }
 
+/// The perf exchange of flow `index` (its perf application: the download, upload and repeat the
+/// simulator plays), until the flow's stop, with the scenario's time-to-bytes marks.
+fn perf_requests(scenario: &Scenario, index: usize) -> emu::perf::PerfRequests {
+    let flow = &scenario.flows[index];
+    let perf = flow.perf();
+    emu::perf::PerfRequests {
+        download_bytes: match perf.and_then(|p| p.download) {
+            Some(Download::Bytes(n)) => Some(n),
+            _ => None,
+        },
+        upload_bytes: perf.and_then(|p| p.upload_bytes).unwrap_or(0),
+        duration: Some(
+            flow.stop
+                .unwrap_or(scenario.duration)
+                .saturating_sub(flow.start),
+        ),
+        thresholds: scenario.time_to_bytes.clone(),
+        verify: true,
+        repeat_after: perf.and_then(|p| p.repeat_after),
+    }
+}
+
 /// One application of a session in the simulator's shape ([`AppOutcome`], its report as
 /// `sim::apps::{media, bulk}` give it), from what its sender did (`sent`, times on the
 /// receiver's clock) and what its receiver measured (`received`, with every frame it recorded
@@ -358,23 +380,11 @@ pub fn run_with_qlog(
                 server: relay_address,
                 server_name: "localhost".into(),
                 trust: Trust::Roots(roots.clone()),
-                download_bytes: match flow.perf().and_then(|p| p.download) {
-                    Some(Download::Bytes(n)) => Some(n),
-                    _ => None,
-                },
-                upload_bytes: flow.perf().and_then(|p| p.upload_bytes).unwrap_or(0),
-                duration: Some(
-                    flow.stop
-                        .unwrap_or(scenario.duration)
-                        .saturating_sub(flow.start),
-                ),
                 transport,
                 qlog: flow_qlog(index),
                 socket: Some(socket),
                 socket_buffer_bytes,
-                thresholds: scenario.time_to_bytes.clone(),
-                verify: true,
-                repeat_after: flow.perf().and_then(|p| p.repeat_after),
+                requests: perf_requests(scenario, index),
             };
             tasks.push(tokio::spawn(async move {
                 tokio::time::sleep_until((epoch + start).into()).await;

@@ -19,6 +19,7 @@
 pub mod media;
 pub mod pattern;
 mod ranges;
+pub mod routing;
 pub mod session;
 
 pub use ranges::ReceivedRanges;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::Args;
 use emu::endpoint::{self, Trust};
-use emu::perf::{self, ClientOptions};
+use emu::perf::{self, ClientOptions, PerfRequests};
 use emu::resume::ResumeKeeper;
 use emu::server::{Server, ServerOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -40,6 +40,9 @@ fn parse_path(text: &str) -> anyhow::Result<quinn_satellite::SatellitePath> {
 /// A fresh connection does not ask: through `satquic link` it cost the first 100 MB over
 /// 50/10 Mbit/s at 650 ms 1.3 s (20.27 vs 18.95 s), lost in the first seconds.
 const DEFAULT_ACK_THINNING: u32 = 9;
+
+/// The transfer sizes whose arrival times `get` reports (draft-kuhn's 2, 10 and 100 MB marks).
+const THRESHOLDS: [u64; 3] = [2_000_000, 10_000_000, 100_000_000];
 
 /// The endpoint's transport: with `--path`, the satellite preset for that path from
 /// `quinn_satellite` (windows from its BDP, ACK thinning sized to the return link with the
@@ -500,16 +503,18 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         server,
         server_name: server_name(&args),
         trust,
-        download_bytes,
-        upload_bytes: size("--upload", &args.upload)?,
-        duration,
         transport: client_recipe(&args, resume)?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
-        thresholds: vec![2_000_000, 10_000_000, 100_000_000],
-        verify: !args.no_verify,
-        repeat_after: None,
+        requests: PerfRequests {
+            download_bytes,
+            upload_bytes: size("--upload", &args.upload)?,
+            duration,
+            thresholds: THRESHOLDS.to_vec(),
+            verify: !args.no_verify,
+            repeat_after: None,
+        },
     };
     if args.no_verify {
         eprintln!("WARNING: --no-verify: content is counted, not checked");

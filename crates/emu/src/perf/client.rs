@@ -18,7 +18,7 @@ use crate::endpoint::{
 use crate::qlog::QlogDir;
 use quinn_satellite::Resumption;
 
-/// What to fetch.
+/// What to fetch, and from where.
 pub struct ClientOptions {
     /// Server (or relay) address.
     pub server: SocketAddr,
@@ -26,12 +26,6 @@ pub struct ClientOptions {
     pub server_name: String,
     /// Certificate policy.
     pub trust: Trust,
-    /// Bytes to download; None for unlimited (bounded by `duration`).
-    pub download_bytes: Option<u64>,
-    /// Bytes to upload.
-    pub upload_bytes: u64,
-    /// Stop after this long (required for unlimited downloads).
-    pub duration: Option<Duration>,
     /// Transport settings (controller for the upload direction, windows, ...).
     pub transport: TransportRecipe,
     /// Where the connection's qlog file goes, if anywhere ([`crate::qlog`]).
@@ -41,6 +35,20 @@ pub struct ClientOptions {
     pub socket: Option<std::net::UdpSocket>,
     /// Receive and send buffer of the UDP socket, bytes (see [`crate::sockbuf`]).
     pub socket_buffer_bytes: usize,
+    /// The exchange.
+    pub requests: PerfRequests,
+}
+
+/// The perf exchange a client runs on a connection: on a perf connection of its own
+/// ([`get`]) or next to media and bulk in a session ([`crate::session`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfRequests {
+    /// Bytes to download; None for unlimited (bounded by `duration`).
+    pub download_bytes: Option<u64>,
+    /// Bytes to upload.
+    pub upload_bytes: u64,
+    /// Stop after this long (required for unlimited downloads).
+    pub duration: Option<Duration>,
     /// Sizes whose arrival times are reported.
     pub thresholds: Vec<u64>,
     /// Check every byte against the satquic pattern (false only for other perf servers,
@@ -49,6 +57,20 @@ pub struct ClientOptions {
     /// After a completed download, wait this long and download the same again on the same
     /// connection (draft-kuhn "repeat").
     pub repeat_after: Option<Duration>,
+}
+
+impl Default for PerfRequests {
+    /// An unlimited download (give it a `duration`), nothing uploaded, every byte checked.
+    fn default() -> Self {
+        PerfRequests {
+            download_bytes: None,
+            upload_bytes: 0,
+            duration: None,
+            thresholds: Vec::new(),
+            verify: true,
+            repeat_after: None,
+        }
+    }
 }
 
 /// What the client measured.
@@ -98,7 +120,7 @@ pub struct RepeatReport {
 }
 
 /// One request on an open connection, as measured by the client.
-struct Exchange {
+pub(crate) struct Exchange {
     request_at: Instant,
     first_byte: Option<Duration>,
     transfer: Duration,
@@ -112,7 +134,7 @@ struct Exchange {
 /// Sends one request on `connection` and reads the response until FIN or `deadline`.
 async fn exchange(
     connection: &quinn::Connection,
-    options: &ClientOptions,
+    options: &PerfRequests,
     deadline: Option<Instant>,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<Exchange, EndpointError> {
@@ -270,7 +292,7 @@ pub async fn get(
         }
     };
     let handshake = started.elapsed();
-    let transferred = transfer(&connection, &options, progress).await;
+    let transferred = transfer(&connection, &options.requests, progress).await;
     connection.close(0u32.into(), b"done");
     endpoint.wait_idle().await;
     if let Some((keeper, local, taken)) = resume {
@@ -280,8 +302,25 @@ pub async fn get(
         qlog.flush()?;
     }
     let (first, repeats) = transferred?;
-    Ok(ClientReport {
-        server: options.server.to_string(),
+    Ok(client_report(
+        options.server.to_string(),
+        handshake,
+        options.requests.verify,
+        first,
+        repeats,
+    ))
+}
+
+/// The report of an exchange: the first request's measurements, then the repeats'.
+pub(crate) fn client_report(
+    server: String,
+    handshake: Duration,
+    verified: bool,
+    first: Exchange,
+    repeats: Vec<RepeatReport>,
+) -> ClientReport {
+    ClientReport {
+        server,
         handshake_s: handshake.as_secs_f64(),
         time_to_first_byte_s: first.first_byte.map(|d| d.as_secs_f64()),
         transfer_s: first.transfer.as_secs_f64(),
@@ -290,16 +329,16 @@ pub async fn get(
         goodput_bps: first.bytes_received as f64 * 8.0 / first.transfer.as_secs_f64().max(1e-9),
         time_to_bytes_s: first.reached,
         completed: first.completed,
-        verified: options.verify,
+        verified,
         samples: first.samples,
         repeats,
-    })
+    }
 }
 
 /// The request, and the repeated one of `repeat_after`, on an open connection.
-async fn transfer(
+pub(crate) async fn transfer(
     connection: &quinn::Connection,
-    options: &ClientOptions,
+    options: &PerfRequests,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<(Exchange, Vec<RepeatReport>), EndpointError> {
     let deadline = options.duration.map(|d| Instant::now() + d);

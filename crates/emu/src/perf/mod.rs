@@ -11,7 +11,7 @@ use std::time::Duration;
 mod client;
 mod serve;
 
-pub use client::{ClientOptions, ClientReport, RepeatReport, get};
+pub use client::{ClientOptions, ClientReport, PerfRequests, RepeatReport, get};
 pub use serve::{DEFAULT_HEADER_TIMEOUT, RequestCounts, RequestLimits};
 pub(crate) use serve::{SharedCounts, serve_perf};
 

@@ -59,16 +59,11 @@ pub fn client_options(
         server,
         server_name: "localhost".into(),
         trust: Trust::Roots(roots.to_vec()),
-        download_bytes: None,
-        upload_bytes: 0,
-        duration: None,
         transport,
         qlog: None,
         socket: None,
         socket_buffer_bytes: emu::sockbuf::MIN_SOCKET_BUFFER_BYTES,
-        thresholds: vec![],
-        verify: true,
-        repeat_after: None,
+        requests: Default::default(),
     }
 }
 

@@ -3,7 +3,6 @@
 //! applications, schedulers, transport settings, and links through
 //! [`netsim::LinkConfig::validate`]. What passes becomes the model ([`Scenario`]).
 
-use perfwire::Sender;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -459,79 +458,33 @@ impl RawFlow {
     }
 }
 
-/// A receiving end learns which application a stream belongs to only from its kind and its
-/// order (both backends: unidirectional streams are media frames, a peer's bidirectional
-/// streams are its bulk sources in the order they start, and a client's are perf requests at
-/// the server). Applications whose streams that cannot tell apart are refused here, naming
-/// the second one, rather than have their bytes counted for the wrong application.
+/// Which applications may share the flow: [`perfwire::routing::check_routing`] (what a
+/// receiving end can tell apart), the conflict placed under the later application's table.
 fn check_stream_routing(at: &str, apps: &[AppConfig]) -> Result<(), FieldError> {
-    let mut media_upload: Option<&str> = None;
-    let mut media_download: Option<&str> = None;
-    let mut bulk_starts: [Option<(&str, Duration)>; 2] = [None, None];
-    let mut perf: Option<(&str, bool)> = None;
-    let mut bulk_upload: Option<&str> = None;
-    for (i, app) in apps.iter().enumerate() {
-        let app_at = format!("{at}.app[{i}]");
-        match &app.kind {
-            AppKind::Media(media) => {
-                let first = if media.sender == Sender::Client {
-                    &mut media_upload
-                } else {
-                    &mut media_download
-                };
-                if let Some(first) = first {
-                    return Err(FieldError::new(
-                        format!("{app_at}.direction"),
-                        format!(
-                            "a second media source the same way as {first:?}: the receiver cannot tell their frame streams apart (one media application per direction)"
-                        ),
-                    ));
-                }
-                *first = Some(&app.name);
-            }
-            AppKind::Bulk(bulk) => {
-                if bulk.sender == Sender::Client {
-                    bulk_upload.get_or_insert(&app.name);
-                }
-                let previous = &mut bulk_starts[usize::from(bulk.sender == Sender::Client)];
-                if let Some((name, start)) = *previous
-                    && bulk.start < start
-                {
-                    return Err(FieldError::new(
-                        format!("{app_at}.start"),
-                        format!(
-                            "{:?} is before the start of {name:?} ({start:?}), listed earlier the same way: list the bulk applications of one direction in the order they start (the receiver tells their streams apart by that order)",
-                            bulk.start
-                        ),
-                    ));
-                }
-                *previous = Some((&app.name, bulk.start));
-            }
-            AppKind::Perf(config) => {
-                let uploads = config.upload_bytes.is_some();
-                if let Some((first, first_uploads)) = perf
-                    && (uploads || first_uploads)
-                {
-                    return Err(FieldError::new(
-                        app_at,
-                        format!(
-                            "a second perf application next to {first:?}, one of them uploading: the server cannot tell whose upload a request stream carries (give one perf application the whole exchange)"
-                        ),
-                    ));
-                }
-                perf.get_or_insert((&app.name, uploads));
-            }
-        }
-        if let (Some((perf, _)), Some(bulk)) = (perf, bulk_upload) {
-            return Err(FieldError::new(
-                app_at,
-                format!(
-                    "a bulk upload ({bulk:?}) next to a perf application ({perf:?}): both open bidirectional streams from the client, which the server cannot tell apart"
-                ),
-            ));
-        }
-    }
-    Ok(())
+    use perfwire::routing::{StreamUse, check_routing};
+    let uses = apps.iter().map(|app| {
+        let used = match &app.kind {
+            AppKind::Media(media) => StreamUse::Media {
+                sender: media.sender,
+            },
+            AppKind::Bulk(bulk) => StreamUse::Bulk {
+                sender: bulk.sender,
+                start: bulk.start,
+            },
+            AppKind::Perf(perf) => StreamUse::Perf {
+                uploads: perf.upload_bytes.is_some(),
+            },
+        };
+        (app.name.as_str(), used)
+    });
+    check_routing(uses).map_err(|conflict| {
+        let app_at = format!("{at}.app[{}]", conflict.index);
+        let field = match conflict.key {
+            Some(key) => format!("{app_at}.{key}"),
+            None => app_at,
+        };
+        FieldError::new(field, conflict.problem)
+    })
 }
 
 /// `reconnect_after` repeats sized perf exchanges on a new connection: the applications must
