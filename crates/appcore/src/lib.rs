@@ -115,10 +115,13 @@ pub trait SendingHalf<S>: Send {
 }
 
 /// The sending half of the application `params` describe: the one place that maps an
-/// application to its state machine, for both backends.
-pub fn sending_half<S: Send + 'static>(params: AppParams) -> Box<dyn SendingHalf<S>> {
+/// application to its state machine, for both backends. `None` for perf, whose request and
+/// response streams each backend still serves with its own perf client and server (the
+/// simulator's `sim::apps::perf`, the real-time `emu::perf`).
+pub fn sending_half<S: Send + 'static>(params: AppParams) -> Option<Box<dyn SendingHalf<S>>> {
     match params {
-        AppParams::Media(params) => Box::new(media::MediaSender::new(params)),
-        AppParams::Bulk(params) => Box::new(bulk::BulkSender::new(params)),
+        AppParams::Media(params) => Some(Box::new(media::MediaSender::new(params))),
+        AppParams::Bulk(params) => Some(Box::new(bulk::BulkSender::new(params))),
+        AppParams::Perf(_) => None,
     }
 }

@@ -179,11 +179,11 @@ fn bad_media_and_bulk_flags_of_get_are_named() {
             "--duration",
             "2s",
         ],
-        &["--upload", "do not mix"],
+        &["--upload-bulk", "--download/--upload (perf)", "cannot tell"],
     );
     get(
-        &["--bulk", "1Mbit", "--download", "1MB", "--duration", "2s"],
-        &["--download", "--bulk"],
+        &["--bulk", "1Mbit", "--download", "0B", "--duration", "2s"],
+        &["--download 0B", "--upload"],
     );
 }
 

@@ -123,3 +123,25 @@ fn get_uploads_media_and_bulk_through_the_link_and_shows_what_the_server_receive
     let down_bps = apps[1]["goodput_bps"].as_f64().unwrap();
     assert!(down_bps > 0.3e6, "bulk download {down_bps} bit/s");
 }
+
+/// Perf next to media on one connection: the download completes, verified, with the server's
+/// account of the bytes it wrote and the upload it received.
+#[test]
+fn get_runs_perf_next_to_media_through_the_link() {
+    let report = get_session_through_the_link(
+        "serve-get-perf",
+        &["--media", "1Mbit", "--download", "1MB", "--upload", "200kB"],
+    );
+    let (media, perf) = (&report["apps"][0], &report["apps"][1]);
+    assert_media_on_time(media);
+    assert_eq!(
+        (perf["kind"].as_str(), perf["direction"].as_str()),
+        (Some("perf"), Some("download"))
+    );
+    assert_eq!(perf["completed"], true, "{perf}");
+    assert_eq!(perf["verified"], true, "{perf}");
+    assert_eq!(perf["bytes_received"], 1_000_000);
+    assert_eq!(perf["bytes_uploaded"], 200_000);
+    assert_eq!(perf["server_written_bytes"], 1_000_000);
+    assert_eq!(perf["server_received_bytes"], 200_000);
+}

@@ -14,7 +14,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Serialize;
 
 use crate::endpoint::{EndpointError, TransportRecipe, io, provider};
-use crate::perf::{LOG_INTERVAL, RequestCounts, RequestLimits, SharedCounts, serve_perf};
+use crate::perf::{
+    LOG_INTERVAL, PerfService, RequestCounts, RequestLimits, SharedCounts, serve_perf,
+};
 use crate::qlog::{ConnectionQlog, QlogDir};
 use crate::resume::ResumeKeeper;
 use quinn_satellite::Resumption;
@@ -180,12 +182,13 @@ impl Server {
                     };
                     let logger =
                         log_connection(connection.clone(), id, log_dir, (all, slot, started));
+                    let perf = PerfService { id, limits, counts };
                     if negotiated_alpn(&connection).as_deref() == Some(perfwire::session::ALPN) {
                         let session =
-                            crate::session::serve(connection.clone(), session_epoch).await;
+                            crate::session::serve(connection.clone(), session_epoch, perf).await;
                         crate::session::keep(&kept, session, kept_sessions);
                     } else {
-                        serve_perf(connection.clone(), id, limits, counts).await;
+                        serve_perf(connection.clone(), perf).await;
                     }
                     let _ = logger.await;
                     if qlog.is_some() || resume.is_some() {

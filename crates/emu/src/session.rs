@@ -21,19 +21,21 @@
 //!   (`clock_offset_ns`).
 
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use perfwire::Sender;
 use perfwire::session::{
     self, ACCEPTED_REPLY_BYTES, AppAccount, AppParams, MAX_REASON_BYTES, MAX_SUMMARY_BYTES,
-    OFFSET_BYTES, Reply, SessionRequest, Summary,
+    OFFSET_BYTES, ReceivedSummary, Reply, SentSummary, SessionRequest, Summary,
 };
 use quinn::VarInt;
 use sched::SchedulerSpec;
 
 use crate::apps::{End, EndConfig, EndReport};
 use crate::endpoint::{EndpointError, Trust};
+use crate::perf::{ClientReport, PerfRequests, PerfService, PerfTally};
 
 /// How long a server waits for the request after the handshake.
 const REQUEST_WAIT: Duration = Duration::from_secs(10);
@@ -59,8 +61,12 @@ pub struct ServerSession {
 
 /// Serves one session on `connection` (negotiated with the session ALPN). `epoch` is the
 /// shared clock if both ends run in one process; `None` starts the server's session clock at
-/// the request.
-pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>) -> ServerSession {
+/// the request. A perf application's requests are served and counted as `perf` says.
+pub(crate) async fn serve(
+    connection: quinn::Connection,
+    epoch: Option<Instant>,
+    perf: PerfService,
+) -> ServerSession {
     let mut out = ServerSession::default();
     let (mut send, mut recv, request) =
         match tokio::time::timeout(REQUEST_WAIT, read_request(&connection)).await {
@@ -103,6 +109,20 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
             epoch,
         },
     );
+    // The client's bidirectional streams after the control stream are the perf application's
+    // requests (`perfwire::routing`: nothing else opens them next to perf).
+    let perf_app = request
+        .apps
+        .iter()
+        .position(|app| matches!(app.params, AppParams::Perf(_)));
+    let tally = Arc::new(PerfTally::default());
+    let perf_requests = perf_app.map(|_| {
+        tokio::spawn(crate::perf::serve_requests(
+            connection.clone(),
+            perf,
+            tally.clone(),
+        ))
+    });
     // The client's clock offset, then its FIN (stop); a client that never says stop gets
     // what it asked for and a little more.
     let guard = tokio::time::sleep(request.duration + STOP_GRACE);
@@ -130,14 +150,20 @@ pub(crate) async fn serve(connection: quinn::Connection, epoch: Option<Instant>)
     // as it could arrive in time (a frame later than that is late whether it arrives or not).
     tokio::time::sleep(upload_grace(&request)).await;
     let received = end.received_so_far(out.clock_offset_ns);
-    let apps = sent
+    let mut apps: Vec<AppAccount> = sent
         .into_iter()
         .zip(received)
         .map(|(sent, received)| AppAccount { sent, received })
         .collect();
+    if let Some(index) = perf_app {
+        apps[index] = perf_account(&tally);
+    }
     let _ = send.write_all(&Summary { apps }.encode()).await;
     let _ = send.finish();
     let _ = tokio::time::timeout(CLOSING_WAIT, connection.closed()).await;
+    if let Some(task) = perf_requests {
+        task.abort();
+    }
     // Client capture times on the server's clock: client time + (server − client).
     let report = end.finish(out.clock_offset_ns).await;
     if out.error.is_none() {
@@ -157,10 +183,25 @@ fn upload_grace(request: &SessionRequest) -> Duration {
         .filter(|app| app.sender == Sender::Client)
         .filter_map(|app| match app.params {
             AppParams::Media(media) => Some(media.deadline),
-            AppParams::Bulk(_) => None,
+            AppParams::Bulk(_) | AppParams::Perf(_) => None,
         })
         .max()
         .unwrap_or(Duration::ZERO)
+}
+
+/// The server's account of a perf application: the response bytes it wrote, the upload bytes
+/// it received.
+fn perf_account(tally: &PerfTally) -> AppAccount {
+    AppAccount {
+        sent: SentSummary {
+            written_bytes: tally.written_bytes.load(Ordering::Relaxed),
+            ..SentSummary::default()
+        },
+        received: ReceivedSummary {
+            received_bytes: tally.uploaded_bytes.load(Ordering::Relaxed),
+            ..ReceivedSummary::default()
+        },
+    }
 }
 
 /// Accepts the control stream and reads a request; on failure the reason and the stream to
@@ -233,6 +274,9 @@ pub struct SessionOptions {
     /// `None`: the client's clock starts when it starts connecting and the offset to the
     /// server's is estimated (see the module docs).
     pub shared_epoch: Option<Instant>,
+    /// The exchange of the request's perf application (given exactly when the request has
+    /// one); it ends with the session at the latest.
+    pub perf: Option<PerfRequests>,
 }
 
 /// What the client of a session measured.
@@ -253,6 +297,17 @@ pub struct SessionReport {
     /// The server's account: what it sent of each download and received of each upload (empty
     /// if it did not say).
     pub server_summary: Summary,
+    /// What the perf application measured, if the session has one (and was not cut short).
+    pub perf: Option<ClientReport>,
+}
+
+/// What the client's end of a session brought back ([`client_session`]).
+struct ClientEnd {
+    clock_offset_ns: i64,
+    client: EndReport,
+    server_summary: Summary,
+    ended_at: Duration,
+    perf: Option<(crate::perf::Exchange, Vec<crate::perf::RepeatReport>)>,
 }
 
 /// Connects, asks for the session, runs the client's end until the duration is over, collects
@@ -262,7 +317,19 @@ pub async fn run(
     mut options: SessionOptions,
     cancel: impl std::future::Future<Output = ()>,
 ) -> Result<SessionReport, EndpointError> {
-    let epoch = options.shared_epoch.unwrap_or_else(Instant::now);
+    let has_perf = options
+        .request
+        .apps
+        .iter()
+        .any(|app| matches!(app.params, AppParams::Perf(_)));
+    if has_perf != options.perf.is_some() {
+        return Err(EndpointError::Session(
+            "a session's perf application and its exchange (SessionOptions::perf) come together"
+                .into(),
+        ));
+    }
+    let connect_started = Instant::now();
+    let epoch = options.shared_epoch.unwrap_or(connect_started);
     let started_at = epoch.elapsed();
     let stop_at = Instant::now() + options.request.duration;
     let framed = options
@@ -308,15 +375,27 @@ pub async fn run(
     if let Some(qlog) = qlog {
         qlog.flush()?;
     }
-    let (clock_offset_ns, client, server_summary, ended_at) = result?;
+    let end = result?;
+    let server = options.server.to_string();
+    let verified = options.perf.as_ref().is_some_and(|p| p.verify);
     Ok(SessionReport {
-        server: options.server.to_string(),
+        perf: end.perf.map(|(first, repeats)| {
+            crate::perf::client_report(
+                server.clone(),
+                handshake,
+                connect_started,
+                verified,
+                first,
+                repeats,
+            )
+        }),
+        server,
         started_at,
         handshake,
-        ended_at,
-        clock_offset_ns,
-        client,
-        server_summary,
+        ended_at: end.ended_at,
+        clock_offset_ns: end.clock_offset_ns,
+        client: end.client,
+        server_summary: end.server_summary,
     })
 }
 
@@ -329,7 +408,7 @@ async fn client_session(
     epoch: Instant,
     stop_at: Instant,
     cancel: impl std::future::Future<Output = ()>,
-) -> Result<(i64, EndReport, Summary, Duration), EndpointError> {
+) -> Result<ClientEnd, EndpointError> {
     let lost = |e: &dyn std::fmt::Display| EndpointError::Connection(e.to_string());
     let (mut send, mut recv) = connection.open_bi().await.map_err(|e| lost(&e))?;
     let c0 = epoch.elapsed();
@@ -363,13 +442,35 @@ async fn client_session(
             epoch,
         },
     );
-    tokio::select! {
-        _ = tokio::time::sleep_until(stop_at.into()) => {}
-        _ = cancel => {}
-        _ = connection.closed() => {}
-    }
+    // The perf application's exchange, on its own task: it ends at the session's stop.
+    let mut perf = options.perf.clone().map(|mut requests| {
+        let left = stop_at.saturating_duration_since(Instant::now());
+        requests.duration = Some(requests.duration.map_or(left, |d| d.min(left)));
+        let connection = connection.clone();
+        tokio::spawn(async move {
+            let no_progress = |_| {};
+            crate::perf::transfer(&connection, &requests, &no_progress).await
+        })
+    });
+    let on_time = tokio::select! {
+        _ = tokio::time::sleep_until(stop_at.into()) => true,
+        _ = cancel => false,
+        _ = connection.closed() => false,
+    };
     let ended_at = epoch.elapsed();
     end.stop_sending().await;
+    // An exchange cut short by a cancel or a lost connection reports nothing.
+    let perf = match perf.take() {
+        Some(task) if on_time => match tokio::time::timeout(CLOSING_WAIT, task).await {
+            Ok(Ok(result)) => Some(result),
+            _ => None,
+        },
+        Some(task) => {
+            task.abort();
+            None
+        }
+        None => None,
+    };
     let _ = send.finish();
     let summary_wait = CLOSING_WAIT + upload_grace(&options.request);
     let server_summary =
@@ -393,7 +494,13 @@ async fn client_session(
     if let Some(error) = &report.error {
         return Err(EndpointError::Session(error.clone()));
     }
-    Ok((clock_offset_ns, report, server_summary, ended_at))
+    Ok(ClientEnd {
+        clock_offset_ns,
+        client: report,
+        server_summary,
+        ended_at,
+        perf: perf.transpose()?,
+    })
 }
 
 fn is_clean_close(reason: &quinn::ConnectionError) -> bool {
@@ -542,6 +649,7 @@ mod tests {
             socket: None,
             socket_buffer_bytes: crate::sockbuf::MIN_SOCKET_BUFFER_BYTES,
             shared_epoch,
+            perf: None,
         }
     }
 
@@ -581,6 +689,62 @@ mod tests {
             server_side_saw_the_upload(&server, shared).await;
             server.stop().await;
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn perf_next_to_media_on_one_connection() {
+        let (server, roots) = server(None);
+        let address = server.local_addr().unwrap();
+        let mut request = request("balancer");
+        // Media down, then perf (a download with an upload) in place of the bulk sources.
+        request.apps.truncate(1);
+        request.apps.push(SessionApp {
+            sender: Sender::Server,
+            params: AppParams::Perf(perfwire::session::PerfParams {
+                downloads: true,
+                uploads: true,
+            }),
+        });
+        let mut options = options(address, &roots, request, None);
+        options.perf = Some(PerfRequests {
+            download_bytes: Some(2_000_000),
+            upload_bytes: 300_000,
+            thresholds: vec![1_000_000],
+            ..PerfRequests::default()
+        });
+        let report = run(options, std::future::pending()).await.unwrap();
+        let perf = report.perf.as_ref().expect("the perf exchange's report");
+        assert!(perf.completed && perf.verified, "{perf:?}");
+        assert_eq!(
+            (perf.bytes_received, perf.bytes_uploaded),
+            (2_000_000, 300_000)
+        );
+        assert!(perf.time_to_bytes_s.contains_key(&1_000_000));
+        // Its request went after the control stream's exchange.
+        assert!(perf.requested_s > perf.handshake_s, "{perf:?}");
+        assert_eq!(report.client.apps[1], crate::apps::AppEnd::Perf);
+        // The server's account of the perf application: what it wrote and received.
+        let account = report.server_summary.apps[1];
+        assert_eq!(account.sent.written_bytes, 2_000_000);
+        assert_eq!(account.received.received_bytes, 300_000);
+        let crate::apps::AppEnd::Received(media) = &report.client.apps[0] else {
+            panic!("the client receives the media");
+        };
+        assert!(media.frames_received >= 60, "{}", media.frames_received);
+        // Counted with the server's perf requests.
+        assert!(server.requests().ended >= 1, "{:?}", server.requests());
+        server.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_perf_application_needs_its_exchange_and_the_other_way_round() {
+        let (server, roots) = server(None);
+        let address = server.local_addr().unwrap();
+        let mut without = options(address, &roots, request("balancer"), None);
+        without.perf = Some(PerfRequests::default());
+        let error = run(without, std::future::pending()).await.unwrap_err();
+        assert!(error.to_string().contains("come together"), "{error}");
+        server.stop().await;
     }
 
     async fn server_side_saw_the_upload(server: &Server, shared: bool) {

@@ -7,10 +7,10 @@
 //!
 //! Supported: a perf application (a download, sized or unlimited, an optional upload and an
 //! optional repeat), or media and bulk applications (any number, either direction) under the
-//! flow's scheduler — one `emu::session` per flow, both ends on the run's clock (the relay's
-//! time zero), so frame delays and capacity steps are measured as in the simulator; flows
-//! starting at any time. Not yet: perf next to media or bulk on one connection, upload-only
-//! perf flows.
+//! flow's scheduler, with at most one perf application next to them — one `emu::session` per
+//! flow, both ends on the run's clock (the relay's time zero), so frame delays and capacity
+//! steps are measured as in the simulator; flows starting at any time. Not yet: upload-only
+//! perf, two perf applications on one connection.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +24,9 @@ use emu::server::{Server, ServerOptions, TracePoint};
 use emu::session::{ServerSession, SessionOptions, SessionReport};
 use perfwire::Sender;
 use perfwire::media::FrameRecord;
-use perfwire::session::{AppParams, ReceivedSummary, SentSummary, SessionApp, SessionRequest};
+use perfwire::session::{
+    AppParams, PerfParams, ReceivedSummary, SentSummary, SessionApp, SessionRequest,
+};
 use scenario::apps::AppKind;
 use sim::apps::media::MediaReport;
 use sim::apps::perf::{Exchange, PerfReport};
@@ -75,11 +77,19 @@ fn check_supported(scenario: &Scenario) -> Result<(), EmuError> {
             )));
         }
         if is_session(f) {
-            if let Some(app) = f.apps.iter().find(|a| matches!(a.kind, AppKind::Perf(_))) {
+            let mut perf = f.apps.iter().filter(|a| matches!(a.kind, AppKind::Perf(_)));
+            if let (Some(first), Some(second)) = (perf.next(), perf.next()) {
                 return Err(EmuError::Unsupported(format!(
-                    "flow[{i}].app {:?}: perf next to media or bulk on one connection does not \
-                     run in real time yet",
-                    app.name
+                    "flow[{i}].app {:?}: a second perf application next to {:?}: a real-time \
+                     session runs one (give it the whole exchange)",
+                    second.name, first.name
+                )));
+            }
+            if let Some(perf) = f.perf()
+                && perf.download.is_none()
+            {
+                return Err(EmuError::Unsupported(format!(
+                    "flow[{i}]: perf needs a download in real time"
                 )));
             }
             if f.apps.len() > perfwire::session::MAX_APPS {
@@ -112,20 +122,28 @@ fn session_request(scenario: &Scenario, spec: &RunSpec, index: usize) -> Session
         .apps
         .iter()
         .enumerate()
-        .filter_map(|(i, app)| {
-            Some(match &app.kind {
-                AppKind::Media(m) => SessionApp {
-                    sender: m.sender,
-                    params: AppParams::Media(crate::plan::media_params(
-                        scenario, spec.seed, index, i, m,
-                    )),
+        .map(|(i, app)| match &app.kind {
+            AppKind::Media(m) => SessionApp {
+                sender: m.sender,
+                params: AppParams::Media(crate::plan::media_params(
+                    scenario, spec.seed, index, i, m,
+                )),
+            },
+            AppKind::Bulk(b) => SessionApp {
+                sender: b.sender,
+                params: AppParams::Bulk(crate::plan::bulk_params(b)),
+            },
+            AppKind::Perf(p) => SessionApp {
+                sender: if p.download.is_some() {
+                    Sender::Server
+                } else {
+                    Sender::Client
                 },
-                AppKind::Bulk(b) => SessionApp {
-                    sender: b.sender,
-                    params: AppParams::Bulk(crate::plan::bulk_params(b)),
-                },
-                AppKind::Perf(_) => return None,
-            })
+                params: AppParams::Perf(PerfParams {
+                    downloads: p.download.is_some(),
+                    uploads: p.upload_bytes.is_some(),
+                }),
+            },
         })
         .collect();
     SessionRequest {
@@ -198,6 +216,14 @@ pub fn session_app_outcome(
             Ok(serde_json::json!({
                 "written_bytes": sent.written_bytes,
                 "offered_bps": params.rate_bps,
+            })),
+        ),
+        // The server's account only: the perf client's own measurements are its report.
+        AppParams::Perf(_) => (
+            sim::apps::perf::KIND,
+            Ok(serde_json::json!({
+                "written_bytes": sent.written_bytes,
+                "uploaded_bytes": received.received_bytes,
             })),
         ),
     };
@@ -369,6 +395,7 @@ pub fn run_with_qlog(
                     socket: Some(socket),
                     socket_buffer_bytes,
                     shared_epoch: Some(epoch),
+                    perf: flow.perf().map(|_| perf_requests(scenario, index)),
                 };
                 tasks.push(tokio::spawn(async move {
                     tokio::time::sleep_until((epoch + start).into()).await;
@@ -459,36 +486,22 @@ struct FlowMeasured {
     progress: AppProgress,
 }
 
-/// A perf flow's client report as a [`FlowMeasured`].
-fn perf_measured(
-    name: &str,
-    began: Duration,
-    result: &Result<perf::ClientReport, endpoint::EndpointError>,
-) -> FlowMeasured {
-    let r = match result {
-        Ok(r) => r,
-        Err(e) => {
-            return FlowMeasured {
-                apps: vec![
-                    PerfReport {
-                        exchanges: Vec::new(),
-                        downloaded_bytes: 0,
-                        uploaded_bytes: 0,
-                    }
-                    .into_outcome(name, 0),
-                ],
-                delivered: 0,
-                end: FlowEnd::Error {
-                    reason: e.to_string(),
-                },
-                ended_at: None,
-                handshake: None,
-                progress: Vec::new(),
-            };
-        }
-    };
+/// What a perf application's client measured, on the run's clock.
+struct PerfMeasured {
+    outcome: AppOutcome,
+    /// In-order bytes received, all exchanges, at the client's sample times.
+    progress: Vec<(Duration, u64)>,
+    /// Whether the last exchange completed.
+    completed: bool,
+    /// When the last exchange completed, if it did.
+    ended_at: Option<Duration>,
+}
+
+/// A perf application `name` from its client's report; `began` is when its connection started
+/// (run time).
+fn perf_app(name: &str, began: Duration, r: &perf::ClientReport) -> PerfMeasured {
     let seconds = Duration::from_secs_f64;
-    let requested_at = began + seconds(r.handshake_s);
+    let requested_at = began + seconds(r.requested_s);
     let completed_at = r.completed.then(|| requested_at + seconds(r.transfer_s));
     let at = |start: Duration, map: &BTreeMap<u64, f64>| {
         map.iter().map(|(b, t)| (*b, start + seconds(*t))).collect()
@@ -499,10 +512,10 @@ fn perf_measured(
         upload_completed_at: None,
         reached: at(requested_at, &r.time_to_bytes_s),
     }];
-    let mut progress: AppProgress = r
+    let mut progress: Vec<(Duration, u64)> = r
         .samples
         .iter()
-        .map(|(t, b)| (requested_at + seconds(*t), vec![*b]))
+        .map(|(t, b)| (requested_at + seconds(*t), *b))
         .collect();
     let mut delivered = r.bytes_received;
     let mut ended_at = completed_at;
@@ -514,7 +527,7 @@ fn perf_measured(
             repeat
                 .samples
                 .iter()
-                .map(|(t, b)| (start + seconds(*t), vec![delivered + *b])),
+                .map(|(t, b)| (start + seconds(*t), delivered + *b)),
         );
         exchanges.push(Exchange {
             requested_at: start,
@@ -526,24 +539,66 @@ fn perf_measured(
         ended_at = done;
         completed = repeat.completed;
     }
+    PerfMeasured {
+        outcome: PerfReport {
+            exchanges,
+            downloaded_bytes: delivered,
+            uploaded_bytes: r.bytes_uploaded,
+        }
+        .into_outcome(name, delivered),
+        progress,
+        completed,
+        ended_at,
+    }
+}
+
+/// A perf application that brought nothing back.
+fn no_perf(name: &str) -> AppOutcome {
+    PerfReport {
+        exchanges: Vec::new(),
+        downloaded_bytes: 0,
+        uploaded_bytes: 0,
+    }
+    .into_outcome(name, 0)
+}
+
+/// A perf flow's client report as a [`FlowMeasured`].
+fn perf_measured(
+    name: &str,
+    began: Duration,
+    result: &Result<perf::ClientReport, endpoint::EndpointError>,
+) -> FlowMeasured {
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => {
+            return FlowMeasured {
+                apps: vec![no_perf(name)],
+                delivered: 0,
+                end: FlowEnd::Error {
+                    reason: e.to_string(),
+                },
+                ended_at: None,
+                handshake: None,
+                progress: Vec::new(),
+            };
+        }
+    };
+    let measured = perf_app(name, began, r);
     FlowMeasured {
-        apps: vec![
-            PerfReport {
-                exchanges,
-                downloaded_bytes: delivered,
-                uploaded_bytes: r.bytes_uploaded,
-            }
-            .into_outcome(name, delivered),
-        ],
-        delivered,
-        end: if completed {
+        delivered: measured.outcome.received_bytes,
+        apps: vec![measured.outcome],
+        end: if measured.completed {
             FlowEnd::Completed
         } else {
             FlowEnd::Running
         },
-        ended_at,
-        handshake: Some(seconds(r.handshake_s)),
-        progress,
+        ended_at: measured.ended_at,
+        handshake: Some(Duration::from_secs_f64(r.handshake_s)),
+        progress: measured
+            .progress
+            .into_iter()
+            .map(|(t, b)| (t, vec![b]))
+            .collect(),
     }
 }
 
@@ -573,7 +628,20 @@ fn session_measured(
     let empty = EndReport::default();
     let server_end = server.and_then(|s| s.report.as_ref()).unwrap_or(&empty);
     let mut apps = Vec::new();
+    let mut perf_progress = None;
     for (index, app) in request.apps.iter().enumerate() {
+        let name = &flow.apps[index].name;
+        if let AppParams::Perf(_) = app.params {
+            match &report.perf {
+                Some(r) => {
+                    let measured = perf_app(name, report.started_at, r);
+                    perf_progress = Some((index, measured.progress));
+                    apps.push(measured.outcome);
+                }
+                None => apps.push(no_perf(name)),
+            }
+            continue;
+        }
         let (sender_end, receiver_end) = match app.sender {
             Sender::Server => (server_end, &report.client),
             Sender::Client => (&report.client, server_end),
@@ -593,7 +661,7 @@ fn session_measured(
             _ => Received::default(),
         };
         apps.push(session_app_outcome(
-            &flow.apps[index].name,
+            name,
             app,
             &sent,
             &received.summary(&app.params),
@@ -613,9 +681,15 @@ fn session_measured(
             .apps
             .iter()
             .enumerate()
-            .map(|(i, app)| match app.sender {
-                Sender::Server => client_row.get(i).copied().unwrap_or(0),
-                Sender::Client => server_row.get(i).copied().unwrap_or(0),
+            .map(|(i, app)| match (&perf_progress, app.sender) {
+                // The perf client's own samples (its bytes are not the ends' halves').
+                (Some((perf, samples)), _) if *perf == i => samples
+                    .iter()
+                    .take_while(|(at, _)| at <= t)
+                    .last()
+                    .map_or(0, |&(_, bytes)| bytes),
+                (_, Sender::Server) => client_row.get(i).copied().unwrap_or(0),
+                (_, Sender::Client) => server_row.get(i).copied().unwrap_or(0),
             })
             .collect();
         progress.push((*t, row));

@@ -12,8 +12,10 @@
 //! 3. client → server: the clock offset the client estimated ([`encode_offset`]), so either
 //!    end can map the other's capture times to its own clock;
 //! 4. the session runs (frames on unidirectional streams, bulk on a bidirectional stream of its
-//!    own, see [`crate::media`] and [`crate::pattern`]) until the client finishes its side of
-//!    the control stream;
+//!    own, see [`crate::media`] and [`crate::pattern`]; a perf application's requests on the
+//!    client's further bidirectional streams, as on a perf connection) until the client
+//!    finishes its side of the control stream; [`crate::routing`] keeps every stream's
+//!    application unambiguous;
 //! 5. server → client: a [`Summary`] of what the server sent and received (the receiver's
 //!    account of an upload: bytes, frames, their delays), then FIN; the client closes the
 //!    connection. The server takes the account when the client stops, after waiting the
@@ -28,6 +30,7 @@ use std::time::Duration;
 
 use crate::Sender;
 use crate::media::{DelayPercentiles, VideoModel};
+use crate::routing::{StreamUse, check_routing};
 
 /// ALPN of a media/bulk session (satquic's own; versioned: 2 added what the server received to
 /// its summary, so that an upload's measurements reach the client).
@@ -75,6 +78,18 @@ pub struct BulkParams {
     pub start: Duration,
 }
 
+/// A perf exchange next to the session's other applications: the client's bidirectional
+/// streams after the control stream are perf requests ([`crate::Request`], answered as on a
+/// perf connection). The requests say what they ask for; the session says which ways data
+/// goes, so that the server can check the stream routing and account for the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfParams {
+    /// The requests ask for data back (the server sends).
+    pub downloads: bool,
+    /// The requests carry an upload (the client sends).
+    pub uploads: bool,
+}
+
 /// What an application is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AppParams {
@@ -82,6 +97,9 @@ pub enum AppParams {
     Media(MediaParams),
     /// One long stream of pattern bytes.
     Bulk(BulkParams),
+    /// Perf requests on the session's connection (at most one per session; its
+    /// [`SessionApp::sender`] is the server if it downloads, the client otherwise).
+    Perf(PerfParams),
 }
 
 /// One application of a session.
@@ -180,6 +198,10 @@ impl<'a> Reader<'a> {
 
 const KIND_MEDIA: u8 = 1;
 const KIND_BULK: u8 = 2;
+const KIND_PERF: u8 = 3;
+/// Perf flags: bit 0 downloads, bit 1 uploads.
+const PERF_DOWNLOADS: u8 = 1;
+const PERF_UPLOADS: u8 = 2;
 
 fn duration_from_micros(micros: u64) -> Duration {
     Duration::from_micros(micros)
@@ -220,6 +242,11 @@ impl SessionRequest {
                     body.extend_from_slice(&[KIND_BULK, sender]);
                     body.extend_from_slice(&b.rate_bps.unwrap_or(0).to_be_bytes());
                     body.extend_from_slice(&micros(b.start).to_be_bytes());
+                }
+                AppParams::Perf(p) => {
+                    let flags = if p.downloads { PERF_DOWNLOADS } else { 0 }
+                        | if p.uploads { PERF_UPLOADS } else { 0 };
+                    body.extend_from_slice(&[KIND_PERF, sender, flags]);
                 }
             }
         }
@@ -309,10 +336,23 @@ impl SessionRequest {
                     },
                     start: duration_from_micros(r.u64("bulk start")?),
                 }),
+                KIND_PERF => {
+                    let flags = r.u8("perf flags")?;
+                    if flags & !(PERF_DOWNLOADS | PERF_UPLOADS) != 0 {
+                        return Err(invalid(
+                            format!("apps[{i}].flags"),
+                            format!("{flags:#04x}: only bits 0 (downloads) and 1 (uploads) exist"),
+                        ));
+                    }
+                    AppParams::Perf(PerfParams {
+                        downloads: flags & PERF_DOWNLOADS != 0,
+                        uploads: flags & PERF_UPLOADS != 0,
+                    })
+                }
                 other => {
                     return Err(invalid(
                         format!("apps[{i}].kind"),
-                        format!("{other}: expected 1 (media) or 2 (bulk)"),
+                        format!("{other}: expected 1 (media), 2 (bulk) or 3 (perf)"),
                     ));
                 }
             };
@@ -371,9 +411,60 @@ impl SessionRequest {
                         return Err(invalid(field("start"), "at most 24 h"));
                     }
                 }
+                AppParams::Perf(p) => {
+                    if !p.downloads && !p.uploads {
+                        return Err(invalid(
+                            field("flags"),
+                            "a perf application needs a download and/or an upload",
+                        ));
+                    }
+                    let sender = if p.downloads {
+                        Sender::Server
+                    } else {
+                        Sender::Client
+                    };
+                    if app.sender != sender {
+                        return Err(invalid(
+                            field("sender"),
+                            "a perf application's sender is the server if it downloads, the client if it only uploads",
+                        ));
+                    }
+                    if let Some(first) = self.apps[..i]
+                        .iter()
+                        .position(|a| matches!(a.params, AppParams::Perf(_)))
+                    {
+                        return Err(invalid(
+                            field("kind"),
+                            format!(
+                                "a second perf application next to apps[{first}]: a session runs one (the server's account of its bytes would be shared)"
+                            ),
+                        ));
+                    }
+                }
             }
         }
-        Ok(())
+        let names: Vec<String> = (0..self.apps.len()).map(|i| format!("apps[{i}]")).collect();
+        let uses = self.apps.iter().zip(&names).map(|(app, name)| {
+            let used = match app.params {
+                AppParams::Media(_) => StreamUse::Media { sender: app.sender },
+                AppParams::Bulk(b) => StreamUse::Bulk {
+                    sender: app.sender,
+                    start: b.start,
+                },
+                AppParams::Perf(p) => StreamUse::Perf { uploads: p.uploads },
+            };
+            (name.as_str(), used)
+        });
+        check_routing(uses).map_err(|conflict| {
+            let at = format!("apps[{}]", conflict.index);
+            invalid(
+                match conflict.key {
+                    Some(key) => format!("{at}.{key}"),
+                    None => at,
+                },
+                conflict.problem,
+            )
+        })
     }
 }
 
@@ -736,6 +827,93 @@ mod tests {
                 .to_string()
                 .contains("version")
         );
+    }
+
+    fn perf(downloads: bool, uploads: bool) -> SessionApp {
+        SessionApp {
+            sender: if downloads {
+                Sender::Server
+            } else {
+                Sender::Client
+            },
+            params: AppParams::Perf(PerfParams { downloads, uploads }),
+        }
+    }
+
+    #[test]
+    fn perf_next_to_media_and_bulk_round_trips() {
+        let mut r = request();
+        r.apps.pop(); // the bulk upload: a client's bidirectional streams are perf's now
+        r.apps.push(perf(true, true));
+        let framed = r.encode().unwrap();
+        assert_eq!(SessionRequest::decode(&framed[4..]).unwrap(), r);
+        r.apps[2] = perf(false, true);
+        let framed = r.encode().unwrap();
+        assert_eq!(SessionRequest::decode(&framed[4..]).unwrap(), r);
+    }
+
+    #[test]
+    fn sessions_whose_streams_the_receiver_cannot_tell_apart_are_refused() {
+        let refused = |apps: Vec<SessionApp>, field: &str, words: &str| {
+            let mut r = request();
+            r.apps = apps;
+            let error = r.validate().unwrap_err();
+            let SessionError::Invalid { field: f, problem } = &error else {
+                panic!("{error:?}");
+            };
+            assert_eq!(f, field, "{error}");
+            assert!(problem.contains(words), "{error}");
+            // `encode` checks as the server's `decode` does: nothing invalid is sent.
+            assert_eq!(r.encode().unwrap_err(), error);
+        };
+        let base = request().apps;
+        let (media_down, bulk_down, bulk_up) = (base[0], base[1], base[2]);
+        refused(
+            vec![bulk_up, perf(true, false)],
+            "apps[1]",
+            "bulk upload (\"apps[0]\") next to a perf application (\"apps[1]\")",
+        );
+        refused(
+            vec![perf(true, false), media_down, perf(true, false)],
+            "apps[2].kind",
+            "second perf application next to apps[0]",
+        );
+        refused(
+            vec![media_down, bulk_down, media_down],
+            "apps[2].direction",
+            "second media source the same way as \"apps[0]\"",
+        );
+        let mut backwards = bulk_down;
+        if let AppParams::Bulk(b) = &mut backwards.params {
+            b.start = Duration::from_secs(1);
+        }
+        refused(
+            vec![bulk_down, backwards],
+            "apps[1].start",
+            "listed earlier the same way",
+        );
+        refused(
+            vec![perf(false, false)],
+            "apps[0].flags",
+            "download and/or an upload",
+        );
+        let mut wrong_sender = perf(true, true);
+        wrong_sender.sender = Sender::Client;
+        refused(
+            vec![wrong_sender],
+            "apps[0].sender",
+            "the server if it downloads",
+        );
+        // Unknown perf flag bits off the wire.
+        let mut r = request();
+        r.apps = vec![perf(true, false)];
+        let mut framed = r.encode().unwrap();
+        let last = framed.len() - 1;
+        framed[last] = 0x04;
+        let error = SessionRequest::decode(&framed[4..])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("apps[0].flags: 0x04"), "{error}");
     }
 
     #[test]

@@ -344,10 +344,12 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
 pub struct GetArgs {
     /// Server as HOST:PORT.
     pub server: String,
-    /// Bytes to download ("100MB", the default), or "unlimited" with --duration.
+    /// Bytes to download ("100MB", the default), or "unlimited" with --duration. With
+    /// --media/--bulk: a perf exchange next to them on the session's connection (none unless
+    /// --download or --upload is given).
     #[arg(long)]
     pub download: Option<String>,
-    /// Bytes to upload.
+    /// Bytes to upload (with --media/--bulk, as for --download).
     #[arg(long, default_value = "0B")]
     pub upload: String,
     /// Stop after this long.
@@ -388,9 +390,10 @@ pub struct GetArgs {
     /// Don't check the content (for other perf servers, which send other bytes): count only.
     #[arg(long)]
     pub no_verify: bool,
-    /// Instead of perf: the server sends synthetic video at this rate (e.g. 2Mbit; one stream
-    /// per frame, each frame's delay measured here) for --duration, on one connection with
-    /// --bulk if given. Needs a satquic server.
+    /// A session instead of a plain perf transfer: the server sends synthetic video at this
+    /// rate (e.g. 2Mbit; one stream per frame, each frame's delay measured here) for
+    /// --duration, on one connection with --bulk and --download/--upload if given. Needs a
+    /// satquic server.
     #[arg(long, value_name = "RATE")]
     pub media: Option<String>,
     /// Instead of perf: the server sends bulk data at this rate (e.g. 2Mbit) or "unlimited" for

@@ -27,12 +27,7 @@ fn session_request(
     duration: std::time::Duration,
 ) -> anyhow::Result<perfwire::session::SessionRequest> {
     use perfwire::Sender;
-    use perfwire::session::{AppParams, BulkParams, MediaParams, SessionApp};
-    if args.download.is_some() || size("--upload", &args.upload)? > 0 {
-        bail!(
-            "--download/--upload (perf) and --media/--bulk/--upload-media/--upload-bulk (a session) do not mix"
-        );
-    }
+    use perfwire::session::{AppParams, BulkParams, MediaParams, PerfParams, SessionApp};
     let scheduler = args.scheduler.clone().unwrap_or_else(|| "none".to_owned());
     if let Err(unknown) = scheduler.parse::<sched::SchedulerSpec>() {
         bail!("--scheduler: {unknown}");
@@ -110,6 +105,25 @@ fn session_request(
             }),
         });
     }
+    if let Some(perf) = perf_requests(args)? {
+        if args.upload_bulk.is_some() {
+            bail!(
+                "--upload-bulk next to --download/--upload (perf): both open bidirectional streams from this end, which the server cannot tell apart"
+            );
+        }
+        let downloads = perf.download_bytes != Some(0);
+        apps.push(SessionApp {
+            sender: if downloads {
+                Sender::Server
+            } else {
+                Sender::Client
+            },
+            params: AppParams::Perf(PerfParams {
+                downloads,
+                uploads: perf.upload_bytes > 0,
+            }),
+        });
+    }
     let request = perfwire::session::SessionRequest {
         scheduler,
         duration,
@@ -119,6 +133,30 @@ fn session_request(
         .validate()
         .map_err(|e| anyhow::anyhow!("--media/--bulk: {e}"))?;
     Ok(request)
+}
+
+/// The perf exchange `--download`/`--upload` ask for next to the session's media and bulk, if
+/// either is given (`--download 0B` with an upload: upload only); it runs until the session
+/// ends.
+fn perf_requests(args: &GetArgs) -> anyhow::Result<Option<emu::perf::PerfRequests>> {
+    let upload_bytes = size("--upload", &args.upload)?;
+    let download_bytes = match args.download.as_deref() {
+        None if upload_bytes == 0 => return Ok(None),
+        None => Some(0),
+        Some("unlimited") => None,
+        Some(v) => Some(size("--download", v)?),
+    };
+    if download_bytes == Some(0) && upload_bytes == 0 {
+        bail!("--download 0B: a perf exchange needs a download or an --upload");
+    }
+    Ok(Some(emu::perf::PerfRequests {
+        download_bytes,
+        upload_bytes,
+        duration: None,
+        thresholds: super::THRESHOLDS.to_vec(),
+        verify: !args.no_verify,
+        repeat_after: None,
+    }))
 }
 
 /// `get --media/--bulk`: one session, then what arrived.
@@ -149,6 +187,7 @@ pub(super) fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> a
         socket: None,
         socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
         shared_epoch: None,
+        perf: perf_requests(args)?,
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let report = runtime.block_on(emu::session::run(options, async {
@@ -197,6 +236,10 @@ fn session_summary(
             .get(index)
             .copied()
             .unwrap_or_default();
+        if let perfwire::session::AppParams::Perf(_) = app.params {
+            apps.push(perf_entry(app.sender, report.perf.as_ref(), &account));
+            continue;
+        }
         let mine = report.client.apps.get(index);
         // The sender's account with its times on our clock, the receiver's measurements.
         let (direction, sent, received, frames) = match app.sender {
@@ -226,7 +269,7 @@ fn session_summary(
         };
         let name = match app.params {
             perfwire::session::AppParams::Media(_) => "media",
-            perfwire::session::AppParams::Bulk(_) => "bulk",
+            _ => "bulk",
         };
         let outcome = lab::emu_backend::session_app_outcome(name, app, &sent, &received, frames);
         let mut entry = serde_json::Map::new();
@@ -251,6 +294,37 @@ fn session_summary(
     }
 }
 
+/// The perf application's entry: the client's report (as `get --json` gives it for a perf
+/// transfer) and the server's account of the bytes.
+fn perf_entry(
+    sender: perfwire::Sender,
+    report: Option<&emu::perf::ClientReport>,
+    account: &perfwire::session::AppAccount,
+) -> serde_json::Value {
+    let mut entry = serde_json::Map::new();
+    entry.insert("name".into(), "perf".into());
+    entry.insert("kind".into(), "perf".into());
+    let direction = match sender {
+        perfwire::Sender::Server => "download",
+        perfwire::Sender::Client => "upload",
+    };
+    entry.insert("direction".into(), direction.into());
+    if let Some(serde_json::Value::Object(fields)) =
+        report.and_then(|r| serde_json::to_value(r).ok())
+    {
+        entry.extend(fields);
+    }
+    entry.insert(
+        "server_written_bytes".into(),
+        account.sent.written_bytes.into(),
+    );
+    entry.insert(
+        "server_received_bytes".into(),
+        account.received.received_bytes.into(),
+    );
+    serde_json::Value::Object(entry)
+}
+
 fn print_session(summary: &SessionSummary) {
     println!(
         "{}: {:.1} s of media/bulk, scheduler {}; handshake {:.3} s, clock offset {:+.2} ms",
@@ -271,7 +345,28 @@ fn print_session(summary: &SessionSummary) {
             Some("upload") => "upload, measured at the server",
             _ => "download",
         };
-        if app["kind"] == "media" {
+        if app["kind"] == "perf" {
+            if app.get("bytes_received").is_none() {
+                println!("  perf: no report (the session ended early)");
+                continue;
+            }
+            println!(
+                "  perf: {} bytes {} in {:.2} s = {:.3} Mbit/s, first byte {}; {} bytes uploaded (the server received {})",
+                field("bytes_received"),
+                if app["verified"] == true {
+                    "verified"
+                } else {
+                    "received (not verified)"
+                },
+                field("transfer_s"),
+                field("goodput_bps") / 1e6,
+                app["time_to_first_byte_s"]
+                    .as_f64()
+                    .map_or("-".into(), |t| format!("{t:.3} s")),
+                field("bytes_uploaded"),
+                field("server_received_bytes"),
+            );
+        } else if app["kind"] == "media" {
             let delay = |p: &str| app["frame_delay_ms"][p].as_f64().unwrap_or(0.0);
             println!(
                 "  media ({direction}): {} of {} frames received, {} late (> {:.0} ms), {} cancelled; delay p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms; {goodput:.3} Mbit/s",

@@ -68,6 +68,10 @@ pub enum AppEnd {
     Sent(SentSummary),
     /// This end received it.
     Received(Received),
+    /// A perf exchange: served by the perf client and server on the session's connection, not
+    /// by this end's halves (its measurements: [`crate::session::SessionReport::perf`] at the
+    /// client, the server's summary at the server).
+    Perf,
 }
 
 /// What a receiving half measured.
@@ -88,7 +92,7 @@ impl Received {
     pub fn summary(&self, params: &AppParams) -> ReceivedSummary {
         let (frame_delay_ms, late_frames) = match params {
             AppParams::Media(media) => perfwire::media::frame_delays(&self.frames, media.deadline),
-            AppParams::Bulk(_) => Default::default(),
+            AppParams::Bulk(_) | AppParams::Perf(_) => Default::default(),
         };
         ReceivedSummary {
             received_bytes: self.received_bytes,
@@ -148,7 +152,9 @@ impl End {
     ///
     /// A bidirectional stream the peer opens goes to the first bulk application this end
     /// receives that has none yet; every unidirectional stream to the first media application
-    /// it receives (the simulator routes streams the same way).
+    /// it receives (the simulator routes streams the same way; `perfwire::routing` is what
+    /// makes that unambiguous). A perf application is not this end's to run: the session
+    /// serves its streams.
     pub fn start(connection: quinn::Connection, config: EndConfig) -> End {
         let count = config.apps.len();
         let shared = Arc::new(Shared {
@@ -160,7 +166,7 @@ impl End {
             .apps
             .iter()
             .enumerate()
-            .filter(|(_, a)| a.sender != config.side)
+            .filter(|(_, a)| a.sender != config.side && !is_perf(a))
             .collect();
         let media_receiver = receiving
             .iter()
@@ -192,7 +198,7 @@ impl End {
             .apps
             .iter()
             .enumerate()
-            .filter(|(_, a)| a.sender == config.side)
+            .filter(|(_, a)| a.sender == config.side && !is_perf(a))
             .map(|(i, a)| (i, *a))
             .collect();
         let sender = (!sending.is_empty()).then(|| {
@@ -250,7 +256,9 @@ impl End {
         }
         let mut apps = Vec::with_capacity(self.config.apps.len());
         for (index, app) in self.config.apps.iter().enumerate() {
-            apps.push(if app.sender == self.config.side {
+            apps.push(if is_perf(app) {
+                AppEnd::Perf
+            } else if app.sender == self.config.side {
                 AppEnd::Sent(sent[index])
             } else {
                 AppEnd::Received(self.received(index, peer_to_mine_ns))
@@ -315,6 +323,10 @@ impl Drop for End {
     }
 }
 
+fn is_perf(app: &SessionApp) -> bool {
+    matches!(app.params, AppParams::Perf(_))
+}
+
 /// Records each application's in-order bytes every [`SAMPLE_INTERVAL`] of `epoch`'s clock.
 async fn sample_loop(shared: Arc<Shared>, samples: Arc<Mutex<Samples>>, epoch: Instant) {
     let first = (epoch.elapsed().as_nanos() / SAMPLE_INTERVAL.as_nanos() + 1) as u32;
@@ -367,7 +379,7 @@ async fn send_loop(
     }
     let mut halves: Vec<(usize, Box<dyn SendingHalf<OpenStream>>)> = apps
         .into_iter()
-        .map(|(index, app)| (index, appcore::sending_half(app.params)))
+        .filter_map(|(index, app)| appcore::sending_half(app.params).map(|half| (index, half)))
         .collect();
     // The session has started: the simulator's halves start at the handshake, ours here.
     let started = epoch.elapsed();

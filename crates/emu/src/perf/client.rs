@@ -80,6 +80,10 @@ pub struct ClientReport {
     pub server: String,
     /// Handshake duration, s.
     pub handshake_s: f64,
+    /// When the (first) request was sent, since the client started connecting, s: the
+    /// handshake on a perf connection, a round trip more in a session (its control stream
+    /// goes first).
+    pub requested_s: f64,
     /// Request → first response byte, s.
     pub time_to_first_byte_s: Option<f64>,
     /// Request → last byte (or stop), s.
@@ -305,6 +309,7 @@ pub async fn get(
     Ok(client_report(
         options.server.to_string(),
         handshake,
+        started,
         options.requests.verify,
         first,
         repeats,
@@ -312,9 +317,11 @@ pub async fn get(
 }
 
 /// The report of an exchange: the first request's measurements, then the repeats'.
+/// `connect_started`: when the client started connecting.
 pub(crate) fn client_report(
     server: String,
     handshake: Duration,
+    connect_started: Instant,
     verified: bool,
     first: Exchange,
     repeats: Vec<RepeatReport>,
@@ -322,6 +329,10 @@ pub(crate) fn client_report(
     ClientReport {
         server,
         handshake_s: handshake.as_secs_f64(),
+        requested_s: first
+            .request_at
+            .saturating_duration_since(connect_started)
+            .as_secs_f64(),
         time_to_first_byte_s: first.first_byte.map(|d| d.as_secs_f64()),
         transfer_s: first.transfer.as_secs_f64(),
         bytes_received: first.bytes_received,

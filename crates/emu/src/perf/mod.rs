@@ -12,8 +12,9 @@ mod client;
 mod serve;
 
 pub use client::{ClientOptions, ClientReport, PerfRequests, RepeatReport, get};
+pub(crate) use client::{Exchange, client_report, transfer};
 pub use serve::{DEFAULT_HEADER_TIMEOUT, RequestCounts, RequestLimits};
-pub(crate) use serve::{SharedCounts, serve_perf};
+pub(crate) use serve::{PerfService, PerfTally, SharedCounts, serve_perf, serve_requests};
 
 /// Bytes per write of pattern data.
 pub(crate) const WRITE_CHUNK_BYTES: usize = 32 * 1024;

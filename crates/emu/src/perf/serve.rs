@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -51,29 +52,57 @@ pub struct RequestCounts {
 
 pub(crate) type SharedCounts = Arc<std::sync::Mutex<RequestCounts>>;
 
+/// Where a connection's perf requests are counted: the server's counts over all connections
+/// and the server's connection number in its log lines.
+#[derive(Clone)]
+pub(crate) struct PerfService {
+    /// The server's connection number.
+    pub id: u64,
+    /// Per-stream limits.
+    pub limits: RequestLimits,
+    /// The server's counts.
+    pub counts: SharedCounts,
+}
+
+/// Bytes of one connection's perf requests: what the server's account of a session reports
+/// for its perf application.
+#[derive(Debug, Default)]
+pub(crate) struct PerfTally {
+    /// Response bytes handed to quinn.
+    pub written_bytes: AtomicU64,
+    /// Upload bytes received in order, all requests.
+    pub uploaded_bytes: AtomicU64,
+}
+
 /// The perf protocol: every bidirectional stream is a request; a unidirectional stream is
 /// refused ([`RequestError::UnidirectionalStream`]), so its data is neither read nor kept.
-pub(crate) async fn serve_perf(
-    connection: quinn::Connection,
-    id: u64,
-    limits: RequestLimits,
-    counts: SharedCounts,
-) {
+pub(crate) async fn serve_perf(connection: quinn::Connection, service: PerfService) {
     let uni = {
-        let (connection, counts) = (connection.clone(), counts.clone());
+        let (connection, service) = (connection.clone(), service.clone());
         tokio::spawn(async move {
             while let Ok(mut recv) = connection.accept_uni().await {
                 let error = RequestError::UnidirectionalStream;
                 let stream = recv.id();
                 let _ = recv.stop(VarInt::from_u64(error.code()).expect("small code"));
-                refuse(&counts, id, stream, error, "stopped it");
+                refuse(&service.counts, service.id, stream, error, "stopped it");
             }
         })
     };
-    while let Ok((send, recv)) = connection.accept_bi().await {
-        tokio::spawn(serve_stream(send, recv, id, limits, counts.clone()));
-    }
+    serve_requests(connection, service, Arc::new(PerfTally::default())).await;
     uni.abort();
+}
+
+/// Answers every bidirectional stream the client opens from now on as a perf request, until
+/// the connection ends: a perf connection's whole protocol, or a session's perf application
+/// (after its control stream), `tally` counting the bytes.
+pub(crate) async fn serve_requests(
+    connection: quinn::Connection,
+    service: PerfService,
+    tally: Arc<PerfTally>,
+) {
+    while let Ok((send, recv)) = connection.accept_bi().await {
+        tokio::spawn(serve_stream(send, recv, service.clone(), tally.clone()));
+    }
 }
 
 /// Counts and logs a refused or abandoned request stream.
@@ -146,13 +175,19 @@ async fn read_header(
 /// Reads the upload after the header until FIN: bytes received and whether they were the
 /// satquic pattern; `Err` when the client reset the stream. A peer whose upload is not the
 /// pattern (another perf implementation) is still drained and answered.
-async fn drain_upload(mut recv: quinn::RecvStream) -> Result<(u64, bool), RequestError> {
+async fn drain_upload(
+    mut recv: quinn::RecvStream,
+    tally: Arc<PerfTally>,
+) -> Result<(u64, bool), RequestError> {
     let (mut received, mut ours) = (0u64, true);
     loop {
         match recv.read_chunk(usize::MAX, true).await {
             Ok(Some(chunk)) => {
                 ours = ours && pattern::matches(chunk.offset - REQUEST_HEADER_BYTES, &chunk.bytes);
                 received = chunk.offset - REQUEST_HEADER_BYTES + chunk.bytes.len() as u64;
+                tally
+                    .uploaded_bytes
+                    .fetch_add(chunk.bytes.len() as u64, Ordering::Relaxed);
             }
             Ok(None) => return Ok((received, ours)),
             Err(quinn::ReadError::Reset(_)) => return Err(RequestError::RequestReset),
@@ -170,10 +205,14 @@ async fn drain_upload(mut recv: quinn::RecvStream) -> Result<(u64, bool), Reques
 async fn serve_stream(
     mut send: quinn::SendStream,
     mut recv: quinn::RecvStream,
-    connection: u64,
-    limits: RequestLimits,
-    counts: SharedCounts,
+    service: PerfService,
+    tally: Arc<PerfTally>,
 ) {
+    let PerfService {
+        id: connection,
+        limits,
+        counts,
+    } = service;
     let _open = OpenStream::new(counts.clone());
     let stream = send.id();
     let refuse_with = |send: &mut quinn::SendStream, error: RequestError| {
@@ -190,7 +229,7 @@ async fn serve_stream(
         Err(HeaderFault::Gone) => return,
     };
     let requested = Request::from_header(header).requested_bytes();
-    let mut upload = tokio::spawn(drain_upload(recv));
+    let mut upload = tokio::spawn(drain_upload(recv, tally.clone()));
     let mut upload_done = false;
     let mut offset = 0u64;
     let mut pending = Bytes::new();
@@ -221,6 +260,11 @@ async fn serve_stream(
                 return;
             }
             written = send.write_chunks(std::slice::from_mut(&mut pending)) => {
+                if let Ok(written) = &written {
+                    tally
+                        .written_bytes
+                        .fetch_add(written.bytes as u64, Ordering::Relaxed);
+                }
                 if written.is_err() {
                     // STOP_SENDING or the connection closed: the client ended it.
                     counts.lock().expect("no poisoning").ended += 1;

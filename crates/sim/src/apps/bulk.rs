@@ -43,7 +43,7 @@ impl AppSpec for BulkSpec {
     fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
         let params = self.params;
         let sender: Box<dyn App> = Box::new(Sending::new(
-            appcore::sending_half(AppParams::Bulk(params)),
+            appcore::sending_half(AppParams::Bulk(params)).expect("bulk has a sending half"),
             move |sent| {
                 let mut report = serde_json::Map::new();
                 report.insert("written_bytes".into(), sent.written_bytes.into());

@@ -50,7 +50,7 @@ impl AppSpec for MediaSpec {
     fn build(&self) -> (Box<dyn App>, Box<dyn App>) {
         let spec = self.clone();
         let sender: Box<dyn App> = Box::new(Sending::new(
-            appcore::sending_half(AppParams::Media(self.params)),
+            appcore::sending_half(AppParams::Media(self.params)).expect("media has a sending half"),
             move |sent| sender_report(&spec, sent),
         ));
         let receiver: Box<dyn App> = Box::new(MediaReceiver::new(self.params.deadline));
