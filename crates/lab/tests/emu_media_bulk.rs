@@ -111,33 +111,24 @@ fn emu_agrees_with_sim_on_utilization_and_median_frame_delay() {
     );
 }
 
-/// Perf next to media on one connection: the media at 1 Mbit/s under the balancer, a 2 MB
-/// perf download taking the rest of a 4 Mbit/s link (RTT 50 ms).
-const PERF_NEXT_TO_MEDIA: &str = r#"
-name = "perf-next-to-media"
-duration = "10s"
-[path.forward]
-rate = "4Mbit"
-delay = "25ms"
-queue = "300ms"
-[path.return]
-rate = "10Mbit"
-delay = "25ms"
-[[flow]]
-name = "call"
-cc = "cubic"
-scheduler = "balancer"
-[[flow.app]]
-kind = "media"
-bitrate = "1Mbit"
-[[flow.app]]
-kind = "perf"
-download = "2MB"
-"#;
+/// Perf next to media on one connection: [`SCENARIO`] for 10 s at a constant 4 Mbit/s, a 2 MB
+/// perf download in place of the bulk.
+fn perf_next_to_media() -> String {
+    let text = SCENARIO
+        .replace("duration = \"24s\"", "duration = \"10s\"")
+        .replace(
+            "[[path.forward.schedule]]\nat = \"12s\"\nrate = \"1.5Mbit\"\n",
+            "",
+        )
+        .replace("kind = \"bulk\"\n", "kind = \"perf\"\ndownload = \"2MB\"\n");
+    assert!(text.contains("10s") && text.contains("2MB") && !text.contains("1.5Mbit"));
+    text
+}
 
 #[test]
 fn perf_next_to_media_runs_in_real_time_as_in_the_simulator() {
-    let scenario = Scenario::from_toml_str(PERF_NEXT_TO_MEDIA, "perf-next-to-media", &[]).unwrap();
+    let scenario =
+        Scenario::from_toml_str(&perf_next_to_media(), "perf-next-to-media", &[]).unwrap();
     let (sim, emu) = common::sim_and_emu(&scenario);
     let perf = |outcome: &sim::RunOutcome| {
         outcome.flows[0]
@@ -178,7 +169,8 @@ fn perf_next_to_media_runs_in_real_time_as_in_the_simulator() {
 #[test]
 fn a_second_perf_application_in_one_session_is_refused_naming_both() {
     let text = format!(
-        "{PERF_NEXT_TO_MEDIA}\n[[flow.app]]\nname = \"again\"\nkind = \"perf\"\ndownload = \"1MB\"\n"
+        "{}\n[[flow.app]]\nname = \"again\"\nkind = \"perf\"\ndownload = \"1MB\"\n",
+        perf_next_to_media()
     );
     let scenario = Scenario::from_toml_str(&text, "two-perf", &[]).unwrap();
     let error = lab::emu_backend::run(

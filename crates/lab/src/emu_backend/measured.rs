@@ -177,6 +177,22 @@ fn perf_app(name: &str, began: Duration, r: &perf::ClientReport) -> PerfMeasured
     }
 }
 
+impl FlowMeasured {
+    /// A flow whose client failed with `error`, with `apps` as they stand.
+    fn failed(apps: Vec<AppOutcome>, error: &endpoint::EndpointError) -> FlowMeasured {
+        FlowMeasured {
+            apps,
+            delivered: 0,
+            end: FlowEnd::Error {
+                reason: error.to_string(),
+            },
+            ended_at: None,
+            handshake: None,
+            progress: Vec::new(),
+        }
+    }
+}
+
 /// A perf application that brought nothing back.
 fn no_perf(name: &str) -> AppOutcome {
     PerfReport {
@@ -195,18 +211,7 @@ pub(super) fn perf_measured(
 ) -> FlowMeasured {
     let r = match result {
         Ok(r) => r,
-        Err(e) => {
-            return FlowMeasured {
-                apps: vec![no_perf(name)],
-                delivered: 0,
-                end: FlowEnd::Error {
-                    reason: e.to_string(),
-                },
-                ended_at: None,
-                handshake: None,
-                progress: Vec::new(),
-            };
-        }
+        Err(e) => return FlowMeasured::failed(vec![no_perf(name)], e),
     };
     let measured = perf_app(name, began, r);
     FlowMeasured {
@@ -237,18 +242,7 @@ pub(super) fn session_measured(
 ) -> FlowMeasured {
     let report = match result {
         Ok(report) => report,
-        Err(e) => {
-            return FlowMeasured {
-                apps: Vec::new(),
-                delivered: 0,
-                end: FlowEnd::Error {
-                    reason: e.to_string(),
-                },
-                ended_at: None,
-                handshake: None,
-                progress: Vec::new(),
-            };
-        }
+        Err(e) => return FlowMeasured::failed(Vec::new(), e),
     };
     let empty = EndReport::default();
     let server_end = server.and_then(|s| s.report.as_ref()).unwrap_or(&empty);
