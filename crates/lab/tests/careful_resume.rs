@@ -82,22 +82,38 @@ fn the_second_connection_resumes_and_finishes_sooner() {
     assert!(with < without - 0.3, "resumed {with} s, not {without} s");
 }
 
-#[test]
-fn a_jump_into_a_quarter_of_the_capacity_retreats() {
-    let changed = [
-        r#"path.forward.schedule=[{ at = "8s", rate = "12.5Mbit" }]"#,
-        "path.forward.queue=0.25bdp",
-    ];
-    let resumed = summary(&changed);
-    let second = &connections(&resumed)[1];
+/// The capacity falls to `rate` (from 50 Mbit/s) before the reconnection, behind a buffer of
+/// `queue`: the second connection's Careful Resume.
+fn after_a_capacity_drop(rate: &str, queue: &str) -> ConnectionSummary {
+    let schedule = format!(r#"path.forward.schedule=[{{ at = "8s", rate = "{rate}" }}]"#);
+    let queue = format!("path.forward.queue={queue}");
+    let resumed = summary(&[schedule.as_str(), queue.as_str()]);
+    let second = connections(&resumed)[1].clone();
     assert!(
         second.start_s > 8.0,
         "the path changed before the reconnection"
     );
+    assert_eq!(resumed.flows[0].state, "completed");
+    second
+}
+
+#[test]
+fn a_jump_paced_at_the_rfc_rate_fits_a_quarter_of_the_capacity_behind_its_bdp() {
+    // jump_cwnd over one RTT (RFC 9959 §4.3.2) into a quarter of the capacity queues
+    // jump_cwnd − the new BDP = the new BDP, which the buffer (a quarter of the old BDP)
+    // holds; at quinn's 1.25 × that rate it overflowed.
+    let second = after_a_capacity_drop("12.5Mbit", "0.25bdp");
+    let cr = second.careful_resume.as_ref().unwrap();
+    assert!(!cr.retreated, "{cr:?}");
+    assert_eq!(second.forward_queue_drops, 0);
+}
+
+#[test]
+fn a_jump_into_a_tenth_of_the_capacity_retreats() {
+    let second = after_a_capacity_drop("5Mbit", "0.1bdp");
     let cr = second.careful_resume.as_ref().unwrap();
     assert!(cr.retreated, "{cr:?}");
     assert!(cr.transitions.iter().any(|t| t.to == "safe_retreat"));
-    assert_eq!(resumed.flows[0].state, "completed");
 }
 
 #[test]

@@ -13,6 +13,10 @@
 
 use std::time::Duration;
 
+/// quinn-proto's pacer sends `window × 5 / 4` bytes per smoothed RTT (its `Pacer`), whatever
+/// the controller: (numerator, denominator).
+const QUINN_PACER_GAIN: (u64, u64) = (5, 4);
+
 use crate::min_filter::{WindowedMax, WindowedMin};
 use crate::queue::QueueMonitor;
 use crate::rate::DeliveryRate;
@@ -227,7 +231,18 @@ impl Hybla {
         };
         self.carry_bytes = 0.0;
         match command {
-            ResumeCommand::Jump(bytes) | ResumeCommand::SetWindow(bytes) => {
+            ResumeCommand::Jump(jump_cwnd) => {
+                // RFC 9959 §4.3.2 (Pacing in the Unvalidated Phase): its rhythm sends jump_cwnd
+                // over one current RTT. quinn's pacer sends 1.25 windows per smoothed RTT,
+                // whatever the controller, so the window that leaves at that rate is
+                // jump_cwnd / 1.25 (sent in 0.8 RTT; the Unvalidated Phase then ends, flight
+                // = CWND, §3.3). With jump_cwnd itself the jump left 25 % faster: a path whose
+                // capacity had fallen to a quarter behind a buffer of its new BDP overflowed
+                // (878 drops; none since).
+                self.cwnd_bytes =
+                    (jump_cwnd * QUINN_PACER_GAIN.1 / QUINN_PACER_GAIN.0).min(MAX_WINDOW_BYTES);
+            }
+            ResumeCommand::SetWindow(bytes) => {
                 self.cwnd_bytes = bytes.min(MAX_WINDOW_BYTES);
             }
             ResumeCommand::Retreat(bytes) => {
