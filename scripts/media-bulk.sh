@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Issue 10's measurements: media + bulk on one connection, four schedulers, the three
 # media-bulk scenarios, and adaptive media. Writes OUT/<case>/ (satquic's usual outputs) and
-# OUT/table.md. The committed report (reports/media-bulk/) holds table.md and the media.png of
+# OUT/table.md. Then issue 24's targets (`satquic media-bulk`: the balancer with Cubic and
+# Hybla on every media-bulk scenario, GEO with 3× rises and the RMCAT cases, five seeds) into
+# OUT/targets/ (table.md, evaluation.json, each case's worst seed's outputs). The committed
+# report (reports/media-bulk/) holds both tables (table.md, targets.md) and the media.png of
 # the cases it links, copied from OUT by hand.
 #
-#   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; 30 s on 2 cores after the release build)
+#   scripts/media-bulk.sh [OUT]        (default: out/media-bulk; 1.5 min on 2 cores after the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-out/media-bulk}
 mkdir -p "$OUT"
 cargo build --release -p satquic --quiet
-SQ=target/release/satquic
+SQ=${CARGO_TARGET_DIR:-target}/release/satquic
 SCHEDULERS="none priority seed-balancer balancer"
 
 # The thesis scenario without its bulk app: offered bulk 0.
@@ -51,3 +54,4 @@ python3 scripts/media-bulk-table.py "$OUT" >"$OUT/table.md"
     seeds-geo-seed-balancer seeds-geo-balancer seeds-competing-none seeds-competing-balancer
 } >>"$OUT/table.md"
 cat "$OUT/table.md"
+$SQ media-bulk --out "$OUT/targets"

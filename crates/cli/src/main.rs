@@ -8,6 +8,7 @@ mod compare;
 mod ideal;
 mod link;
 mod logging;
+mod media_bulk;
 mod netns;
 mod perf;
 mod progress;
@@ -35,6 +36,10 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Re-run the catalog's experiments and write REPORT.md next to the published numbers.
     Reproduce(reproduce::ReproduceArgs),
+    /// Media and bulk on one connection: the balancer against issue 24's targets (ramp after
+    /// a rise, utilization, late frames, adaptive media, a competing download) and RFC 8868's
+    /// metrics, over several seeds, with Cubic and with Hybla (table.md).
+    MediaBulk(media_bulk::MediaBulkArgs),
     /// QUIC perf server (draft-banks-quic-performance) on real UDP.
     Serve(perf::ServeArgs),
     /// QUIC perf client: download (and upload), verify, report goodput and times.
@@ -72,6 +77,7 @@ fn main() -> ExitCode {
         Command::LinkBench(args) => link::link_bench(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Reproduce(args) => reproduce::reproduce(args),
+        Command::MediaBulk(args) => media_bulk::media_bulk(args),
         Command::Ideal(args) => ideal::ideal(args),
         Command::Compare(args) => compare::compare(args),
         Command::Scenarios => {

@@ -1,4 +1,5 @@
-//! Progress bars (indicatif), one per run, in virtual seconds.
+//! Progress bars (indicatif): one per run, in virtual seconds ([`Bars`]), or one spinner
+//! counting the runs of a study ([`RunCounter`]).
 
 use std::time::Duration;
 
@@ -52,5 +53,21 @@ impl Progress for Bars {
 
     fn finished(&self, index: usize) {
         self.bars[index].finish_with_message("done");
+    }
+}
+
+/// One spinner for a study of many runs: how many finished, and the label of the latest
+/// started.
+pub struct RunCounter(pub ProgressBar);
+
+impl Progress for RunCounter {
+    fn started(&self, _: usize, label: &str, _: u64) {
+        self.0.set_message(label.to_owned());
+    }
+    fn advanced(&self, _: usize, _: Duration) {
+        self.0.tick();
+    }
+    fn finished(&self, _: usize) {
+        self.0.inc(1);
     }
 }

@@ -4,13 +4,13 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lab::runner::Progress;
 use studies::reproduce::{self, Context};
+
+use crate::progress::RunCounter;
 
 /// Flags of `satquic reproduce`.
 #[derive(Debug, Args)]
@@ -31,20 +31,6 @@ pub struct ReproduceArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
-}
-
-struct RunCounter(ProgressBar);
-
-impl Progress for RunCounter {
-    fn started(&self, _: usize, label: &str, _: u64) {
-        self.0.set_message(label.to_owned());
-    }
-    fn advanced(&self, _: usize, _: Duration) {
-        self.0.tick();
-    }
-    fn finished(&self, _: usize) {
-        self.0.inc(1);
-    }
 }
 
 /// Runs the command.

@@ -182,3 +182,100 @@ fn the_seed_balancer_and_priority_run_with_every_controller() {
         }
     }
 }
+
+/// 1 Mbit/s for 10 s, then 4 Mbit/s for 10 s: media 2 Mbit/s, bulk 2 Mbit/s from 3 s, the
+/// balancer; optionally a perf download on the same bottleneck from 5 s.
+fn rise(competitor: bool) -> Scenario {
+    let mut text = r#"
+name = "media-bulk-rise"
+duration = "20s"
+[path.forward]
+rate = "1Mbit"
+delay = "25ms"
+queue = "300ms"
+[[path.forward.schedule]]
+at = "10s"
+rate = "4Mbit"
+[path.return]
+rate = "10Mbit"
+delay = "25ms"
+[[flow]]
+name = "call"
+cc = "cubic"
+scheduler = "balancer"
+[[flow.app]]
+kind = "media"
+[[flow.app]]
+kind = "bulk"
+rate = "2Mbit"
+start = "3s"
+"#
+    .to_owned();
+    if competitor {
+        text.push_str(
+            "[[flow]]\nname = \"download\"\ncc = \"cubic\"\nstart = \"5s\"\ndownload = \"unlimited\"\n",
+        );
+    }
+    Scenario::from_toml_str(&text, "test", &[]).unwrap()
+}
+
+#[test]
+fn the_evaluation_agrees_with_the_periods_and_times_the_rise() {
+    let scenario = rise(false);
+    let runs = common::run_seed(&scenario, 1);
+    let outcome = &runs[0].outcome;
+    let periods = report::periods::periods(outcome, &scenario.forward);
+    let evaluation = report::evaluation::evaluate(outcome, &scenario.forward).unwrap();
+    assert_eq!(evaluation.periods.len(), 2);
+    assert!(evaluation.competition.is_none());
+    for (e, p) in evaluation.periods.iter().zip(&periods) {
+        let media = &p.apps["media"];
+        assert_eq!(
+            (e.start_s, e.end_s, e.capacity_bps),
+            (p.start_s, p.end_s, p.capacity_bps)
+        );
+        assert_eq!(e.media_rate_bps, 2e6);
+        assert_eq!(
+            (e.frames, e.late_frames),
+            (media.frames.unwrap(), media.late_frames.unwrap())
+        );
+        assert_eq!(e.media_goodput_bps, media.goodput_bps);
+        assert_eq!(e.bulk_goodput_bps, p.apps["bulk"].goodput_bps);
+        // The first 2 s of 30 fps are left out of the settled frames.
+        assert!(e.settled_frames <= e.frames && e.settled_frames + 61 >= e.frames);
+        assert!(e.settled_late_frames <= e.late_frames);
+        assert!(e.ours_share.is_none() && e.media_fair_ratio.is_none());
+    }
+    let (before, after) = (&evaluation.periods[0], &evaluation.periods[1]);
+    assert_eq!(before.ramp_s, None, "the first period is no rise");
+    let ramp = after.ramp_s.unwrap().unwrap();
+    assert!(ramp > 0.0 && ramp < 5.0, "ramp {ramp}");
+    // At 4 Mbit/s the media is served: what it sends arrives (within a frame or two).
+    let sent = after.settled_media_sent_bps.unwrap();
+    assert!(
+        (sent - after.settled_media_goodput_bps).abs() < 0.05 * sent,
+        "sent {sent}, goodput {}",
+        after.settled_media_goodput_bps
+    );
+    let summary = common::summary_seed(&scenario, 1);
+    assert_eq!(evaluation.rfc8868.utilization, summary.link_utilization);
+    assert!(evaluation.rfc8868.media_goodput_low_bps <= evaluation.rfc8868.media_goodput_bps);
+}
+
+#[test]
+fn next_to_a_download_the_evaluation_measures_our_share() {
+    let scenario = rise(true);
+    let runs = common::run_seed(&scenario, 1);
+    let outcome = &runs[0].outcome;
+    let evaluation = report::evaluation::evaluate(outcome, &scenario.forward).unwrap();
+    let competition = evaluation.competition.unwrap();
+    assert_eq!((competition.from_s, competition.to_s), (5.0, 20.0));
+    // Both connections' IP bytes cannot exceed the link's capacity.
+    assert!(
+        competition.ours_share > 0.0 && competition.ours_share < 1.0,
+        "{competition:?}"
+    );
+    let (first, second) = (&evaluation.periods[0], &evaluation.periods[1]);
+    assert_eq!((first.competed_s, second.competed_s), (5.0, 10.0));
+    assert!(first.ours_share.is_some() && second.media_fair_ratio.is_some());
+}

@@ -7,6 +7,7 @@
 //! here, called from [`output::write_all`].
 
 pub mod compare;
+pub mod evaluation;
 pub mod ipflows;
 pub mod media;
 pub mod output;

@@ -87,7 +87,7 @@ pub fn capacity_steps(link: &LinkConfig, end: Duration) -> Vec<(Duration, Durati
 }
 
 /// Bytes `app` of `flow` had delivered at the last sample at or before `t` (0 before any).
-fn delivered_at(samples: &[AppSample], flow: usize, app: usize, t: Duration) -> u64 {
+pub fn delivered_at(samples: &[AppSample], flow: usize, app: usize, t: Duration) -> u64 {
     samples
         .iter()
         .rfind(|s| s.flow == flow && s.app == app && s.t <= t)
@@ -168,7 +168,12 @@ pub fn periods(outcome: &RunOutcome, forward: &LinkConfig) -> Vec<Period> {
 
 /// Frames captured in `[from, to)` and how many of them missed their deadline. Frames captured
 /// within one deadline of the end of the run are left out: they could not have arrived.
-fn frames_in(media: &MediaReport, from: Duration, to: Duration, run_end: Duration) -> (u64, u64) {
+pub fn frames_in(
+    media: &MediaReport,
+    from: Duration,
+    to: Duration,
+    run_end: Duration,
+) -> (u64, u64) {
     let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
     let horizon = run_end.saturating_sub(deadline);
     let first = Duration::from_secs_f64(media.first_capture_s);
@@ -195,23 +200,50 @@ fn recovery(
     to: Duration,
     attainable_bps: f64,
 ) -> Option<f64> {
-    let series: Vec<&AppSample> = samples
+    let series: Vec<(Duration, u64)> = samples
         .iter()
-        .filter(|s| s.flow == flow && s.app == app && s.t >= from && s.t <= to)
+        .filter(|s| s.flow == flow && s.app == app)
+        .map(|s| (s.t, s.delivered_bytes))
+        .collect();
+    first_window_reaching(
+        &series,
+        from,
+        to,
+        RECOVERY_WINDOW,
+        RECOVERY_SHARE * attainable_bps,
+    )
+    .map(|t| (t - from).as_secs_f64())
+}
+
+/// The first point `t` of a cumulative byte series (`(time, bytes so far)`, in time order)
+/// within `[from, to]` at which the rate over a window of at least `window`, back to a point
+/// no earlier than `from`, reaches `threshold_bps`; None if none does. The window starts at
+/// `from` or later, so bytes counted before a change (a capacity step) never count after it.
+/// The one definition behind the media's recovery after a drop and the ramp after a rise.
+pub fn first_window_reaching(
+    points: &[(Duration, u64)],
+    from: Duration,
+    to: Duration,
+    window: Duration,
+    threshold_bps: f64,
+) -> Option<Duration> {
+    let series: Vec<&(Duration, u64)> = points
+        .iter()
+        .filter(|&&(t, _)| t >= from && t <= to)
         .collect();
     let mut back = 0;
-    for (i, s) in series.iter().enumerate() {
-        while back < i && series[back].t + RECOVERY_WINDOW < s.t {
+    for (i, &&(t, bytes)) in series.iter().enumerate() {
+        // The newest point at least `window` before this one.
+        while back + 1 < i && series[back + 1].0 + window <= t {
             back += 1;
         }
-        let window = s.t - series[back].t;
-        if window < RECOVERY_WINDOW {
+        let (t0, bytes0) = *series[back];
+        let span = t - t0;
+        if span < window {
             continue;
         }
-        let bps =
-            (s.delivered_bytes - series[back].delivered_bytes) as f64 * 8.0 / window.as_secs_f64();
-        if bps >= RECOVERY_SHARE * attainable_bps {
-            return Some((s.t - from).as_secs_f64());
+        if (bytes - bytes0) as f64 * 8.0 / span.as_secs_f64() >= threshold_bps {
+            return Some(t);
         }
     }
     None

@@ -78,6 +78,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "media-bulk-competing",
         include_str!("../../../scenarios/media-bulk-competing.toml"),
     ),
+    (
+        "media-bulk-rmcat-variable",
+        include_str!("../../../scenarios/media-bulk-rmcat-variable.toml"),
+    ),
+    (
+        "media-bulk-rmcat-two-flows",
+        include_str!("../../../scenarios/media-bulk-rmcat-two-flows.toml"),
+    ),
 ];
 
 /// The scenario `satquic run` plays when given none.

@@ -76,6 +76,23 @@ fn media_alone_arrives_on_time() {
         steady.len()
     );
     assert!(out.flows[0].delivered_bytes > 1_000_000);
+    // The sender's writes over time (its sending rate): one bucket per 100 ms up to the last
+    // write, nothing before the handshake, and at least every byte the receiver got (frames
+    // in flight at the end are written but not received; headers are part of both).
+    let written = &report.written_bytes_per_bucket;
+    assert_eq!(sim::apps::WRITTEN_BUCKET, ms(100));
+    assert!(
+        written.len() <= 60 && written.len() >= 55,
+        "{}",
+        written.len()
+    );
+    assert_eq!(written[0], 0, "nothing written before the handshake");
+    let total: u64 = written.iter().sum();
+    assert!(
+        total >= out.flows[0].delivered_bytes && total <= out.flows[0].delivered_bytes + 100_000,
+        "written {total}, delivered {}",
+        out.flows[0].delivered_bytes
+    );
 }
 
 #[test]

@@ -6,5 +6,6 @@
 //! summarizes them). A new study is a module here with a CLI subcommand.
 
 pub mod ideal;
+pub mod media_bulk;
 pub mod reproduce;
 pub mod sweep;

@@ -92,6 +92,11 @@ pub struct MediaReport {
     /// `n / fps` later).
     #[serde(default)]
     pub first_capture_s: f64,
+    /// Bytes the sender handed to the transport in each 100 ms of the run
+    /// ([`super::WRITTEN_BUCKET`]): its sending rate over time. Empty where the sender's
+    /// side was not recorded (a real-time upload's server summary).
+    #[serde(default, rename = "written_bytes_per_100ms")]
+    pub written_bytes_per_bucket: Vec<u64>,
 }
 
 impl MediaReport {

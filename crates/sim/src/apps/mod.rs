@@ -20,11 +20,25 @@ use crate::app::{App, AppError, Context};
 /// What a sending half reports, from what it did.
 type SenderReport = Box<dyn Fn(&SentSummary) -> serde_json::Map<String, serde_json::Value>>;
 
+/// Width of the buckets in which a sending half's written bytes are counted over time (its
+/// report's [`WRITTEN_SERIES_KEY`]): RFC 8868 evaluates sending rates at 200 ms, two buckets.
+pub const WRITTEN_BUCKET: Duration = Duration::from_millis(100);
+
+/// The key of a sending half's report that holds the bytes it handed to the transport in each
+/// [`WRITTEN_BUCKET`] since the start of the run (bucket `i` covers `[i, i + 1)` × the width).
+pub const WRITTEN_SERIES_KEY: &str = "written_bytes_per_100ms";
+
 /// An [`appcore`] sending half as the driver runs it: stepped on quinn-proto's connection
-/// ([`ConnectionStreams`]), busy from its start, reporting through its application's `report`.
+/// ([`ConnectionStreams`]), busy from its start, reporting through its application's `report`
+/// (plus, under [`WRITTEN_SERIES_KEY`], what it wrote over time: the application's sending
+/// rate, which its receiver cannot see).
 pub(crate) struct Sending {
     half: Box<dyn SendingHalf<StreamId>>,
     report: SenderReport,
+    /// Bytes written in each [`WRITTEN_BUCKET`] of the run.
+    written_per_bucket: Vec<u64>,
+    /// The half's written bytes at the end of the last step.
+    written_bytes: u64,
 }
 
 impl Sending {
@@ -36,6 +50,8 @@ impl Sending {
         Sending {
             half,
             report: Box::new(report),
+            written_per_bucket: Vec::new(),
+            written_bytes: 0,
         }
     }
 }
@@ -48,6 +64,15 @@ impl App for Sending {
     fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError> {
         let mut streams = ConnectionStreams(&mut *cx.connection);
         self.half.step(cx.now, &mut *cx.scheduler, &mut streams);
+        let written_bytes = self.half.summary().written_bytes;
+        if written_bytes > self.written_bytes {
+            let bucket = (cx.now.as_nanos() / WRITTEN_BUCKET.as_nanos()) as usize;
+            if self.written_per_bucket.len() <= bucket {
+                self.written_per_bucket.resize(bucket + 1, 0);
+            }
+            self.written_per_bucket[bucket] += written_bytes - self.written_bytes;
+            self.written_bytes = written_bytes;
+        }
         Ok(false)
     }
 
@@ -65,7 +90,12 @@ impl App for Sending {
     }
 
     fn report(&self) -> serde_json::Map<String, serde_json::Value> {
-        (self.report)(&self.half.summary())
+        let mut report = (self.report)(&self.half.summary());
+        report.insert(
+            WRITTEN_SERIES_KEY.into(),
+            serde_json::json!(self.written_per_bucket),
+        );
+        report
     }
 }
 
