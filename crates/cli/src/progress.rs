@@ -1,6 +1,10 @@
 //! Progress bars (indicatif): one per run, in virtual seconds ([`Bars`]), or one spinner
-//! counting the runs of a study ([`RunCounter`]).
+//! counting the runs of a study ([`RunCounter`]); and what every long command sets up next to
+//! them: the Ctrl-C flag ([`cancel_on_ctrl_c`]) and its worker count ([`threads`]).
 
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -59,6 +63,43 @@ impl Progress for Bars {
 /// One spinner for a study of many runs: how many finished, and the label of the latest
 /// started.
 pub struct RunCounter(pub ProgressBar);
+
+impl RunCounter {
+    /// A spinner on stderr if it is a terminal (hidden otherwise).
+    pub fn on_stderr() -> RunCounter {
+        let bar = ProgressBar::with_draw_target(
+            None,
+            if std::io::stderr().is_terminal() {
+                ProgressDrawTarget::stderr()
+            } else {
+                ProgressDrawTarget::hidden()
+            },
+        );
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {pos} runs done  {elapsed}  {msg}")
+                .expect("valid template"),
+        );
+        RunCounter(bar)
+    }
+}
+
+/// A flag that the first Ctrl-C sets, so that the runs stop cleanly and what finished is
+/// written; a second Ctrl-C while finishing up kills the process the usual way (status 130).
+pub fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    cancel
+}
+
+/// The worker threads: `--threads` if given, else one per core.
+pub fn threads(flag: Option<usize>) -> usize {
+    flag.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 impl Progress for RunCounter {
     fn started(&self, _: usize, label: &str, _: u64) {

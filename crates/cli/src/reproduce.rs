@@ -1,13 +1,9 @@
 //! `satquic reproduce`: the catalog's experiments next to their published numbers.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context as _, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use studies::reproduce::{self, Context};
 
 use crate::progress::RunCounter;
@@ -40,35 +36,15 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        let _ = ctrlc::set_handler(move || {
-            if cancel.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
-    }
-    let bar = ProgressBar::with_draw_target(
-        None,
-        if std::io::stderr().is_terminal() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        },
-    );
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {pos} runs done  {elapsed}  {msg}")
-            .expect("valid template"),
-    );
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cancel = crate::progress::cancel_on_ctrl_c();
+    let counter = RunCounter::on_stderr();
+    let bar = counter.0.clone();
+    let threads = crate::progress::threads(args.threads);
     let ctx = Context {
         out: &args.out,
         quick: args.quick,
         threads,
-        progress: &RunCounter(bar.clone()),
+        progress: &counter,
         cancel: &cancel,
     };
     let sections = reproduce::run(&args.experiments, &ctx)?;

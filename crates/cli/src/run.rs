@@ -2,8 +2,6 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -123,25 +121,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let wants_qlog = scenario.flows.iter().any(|f| f.qlog);
     let qlog_root = wants_qlog.then(|| out.join("qlog"));
 
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // A second Ctrl-C while finishing up kills the process the usual way.
-        let _ = ctrlc::set_handler(move || {
-            if cancel.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
-    }
+    let cancel = crate::progress::cancel_on_ctrl_c();
     let labels: Vec<(String, u64)> = specs
         .iter()
         .map(|s| (scenario::run_label(&scenario, s), s.seed))
         .collect();
     let visible = !args.quiet && std::io::stderr().is_terminal();
     let bars = Bars::new(&labels, scenario.duration, visible);
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = crate::progress::threads(args.threads);
     let backend: Box<dyn runner::Backend> = match args.backend {
         Backend::Emu => Box::new(runner::Emulator),
         Backend::Sim => Box::new(runner::Simulator { threads }),

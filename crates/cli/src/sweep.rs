@@ -2,8 +2,6 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::bail;
@@ -174,15 +172,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-sweep", base.name)));
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        let _ = ctrlc::set_handler(move || {
-            if cancel.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
-    }
+    let cancel = crate::progress::cancel_on_ctrl_c();
     let all_runs = sweep::points(&axes).len() * plan.controllers.len() * plan.seeds.len();
     let runs = match args.shard {
         Some(shard) => (0..all_runs).filter(|&i| shard.takes(i)).count(),
@@ -203,9 +193,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = crate::progress::threads(args.threads);
     let counter = RunCounter(bar.clone());
     let outcome = match args.shard {
         Some(shard) => sweep::run_shard(&plan, shard, &out, threads, &counter, &cancel)?,
