@@ -58,13 +58,20 @@
 //!   half a pipe until what is out is under it) and times a packet sent after that (no drain
 //!   for a queue the smoothed RTT already sees emptying, or one shrinking round by round).
 //!   Back without a standing queue, the queue was ours (our own overloaded media, a capacity
-//!   drop's backlog); still behind one, it is a competitor's, and the congestion controller's
+//!   drop's backlog); still behind one, and still a round later without shrinking, it is a
+//!   competitor's (the confirming round: after a capacity drop half the *old* pipe of our own
+//!   still stands in front of the first packets, and two of our connections took each other
+//!   for loss-based flows, handed the link to Cubic's window and starved their media), and
+//!   the congestion controller's
 //!   window governs (media first by priority, late frames still refused) until a drain
 //!   [`BalancerConfig::drain_interval`] later checks again. Like BBR's ProbeRTT, which
 //!   empties its own queue to see the path's, and Copa's competitive mode, which watches
 //!   whether the queue ever empties.
-//! - **Rate signal for adaptive media**: the delivery rate (in flight ÷ RTT) while the link is
-//!   saturated, which an adaptive source follows when capacity falls below its rate.
+//! - **Rate signal for adaptive media**: 85 % of what the path delivered over the last
+//!   second, counted from acknowledgements (media frames acknowledged, bulk written a round
+//!   earlier), while the link is saturated; climbing by 10 % a second otherwise. In flight ÷
+//!   RTT, which the cap's own rules use, overstates the rate while a keyframe's burst is in
+//!   flight, and an adaptive source that followed it was late by design.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -85,15 +92,26 @@ use config::{
 enum Mode {
     /// Ours: the bulk is held to the queue-delay target.
     Delay,
-    /// Finding out: both classes are held to the floor until what we had sent is delivered
-    /// (`settled_at`), so a queue of our own has emptied; a packet sent after that which
-    /// comes back without a standing queue says the queue was ours.
+    /// Finding out: both classes are held below half a pipe until what we had sent is
+    /// delivered (`settled_at`); a packet sent after that which comes back without a standing
+    /// queue says the queue was ours. One that still shows one is confirmed for one more
+    /// round (`confirming`): half a pipe of our own may still stand in front of the first
+    /// packets after settling (after a capacity drop, half the *old* pipe: more than two
+    /// targets), but it is gone a round later, and a delay-based peer's queue shrinks then,
+    /// while a loss-based flow's does not.
     Draining {
         /// The drain gives up (inconclusive: the queue counts as ours) at this time if it has
         /// not settled.
         give_up_at: Duration,
-        /// When our bytes in flight fell to the floor's.
+        /// When our bytes in flight fell below half a pipe.
         settled_at: Option<Duration>,
+        /// After a first sample of a packet sent after settling showed a standing queue:
+        /// until when the confirming round lasts, and that first sample.
+        confirming: Option<(Duration, Duration)>,
+        /// Whether a competitor held the queue before this drain (the competing mode's
+        /// periodic check): then the first sample decides, as a round more at half a pipe
+        /// would only hand the competitor more of the link.
+        recheck: bool,
         /// The bulk's cap before the drain, restored if the queue was ours.
         resume_window_bytes: u64,
     },
@@ -124,7 +142,10 @@ pub struct Balancer {
     recent_media_writes: VecDeque<(Duration, u64)>,
     /// Media bytes the peer acknowledged in the last [`FRAME_WINDOW`]: (time, bytes).
     recent_media_acks: VecDeque<(Duration, u64)>,
-    /// Delivery-rate estimate while saturated, bit/s, for adaptive media.
+    /// Bulk bytes handed to the transport, kept as long as `recent_media_writes`: (time,
+    /// bytes). Written just in time, they leave within the round they are written in.
+    recent_bulk_writes: VecDeque<(Duration, u64)>,
+    /// The bitrate an adaptive media source is asked for, bit/s.
     media_target_bps: Option<u64>,
     /// Queue delay at the end of the last round.
     last_queue_delay: Duration,
@@ -158,6 +179,7 @@ impl Balancer {
             recent_frames: VecDeque::new(),
             recent_media_writes: VecDeque::new(),
             recent_media_acks: VecDeque::new(),
+            recent_bulk_writes: VecDeque::new(),
             media_target_bps: None,
             last_queue_delay: Duration::ZERO,
             last_rate_bps: None,
@@ -234,6 +256,26 @@ impl Balancer {
         acked as f64 >= MEDIA_SATISFIED_SHARE * written as f64
     }
 
+    /// What the path delivered to the peer over the last [`FRAME_WINDOW`], bit/s: the media
+    /// bytes acknowledged in it, plus the bulk bytes written in the window one smoothed RTT
+    /// earlier (the bulk is written just in time, so what it wrote then has been delivered
+    /// now; its long stream shows no acknowledgement of its own). Unlike in flight ÷ the
+    /// smoothed RTT it does not overstate the rate while a keyframe's burst is in flight and
+    /// the smoothed RTT does not yet show the queue it makes: on a 600 kbit/s path that ratio
+    /// read up to 1.4 Mbit/s.
+    fn delivered_bps(&self, view: &TransportView) -> f64 {
+        let until = view.now.saturating_sub(view.srtt);
+        let from = until.saturating_sub(FRAME_WINDOW);
+        let bulk: u64 = self
+            .recent_bulk_writes
+            .iter()
+            .filter(|&&(t, _)| t > from && t <= until)
+            .map(|&(_, b)| b)
+            .sum();
+        let media: u64 = self.recent_media_acks.iter().map(|&(_, b)| b).sum();
+        (media + bulk) as f64 * 8.0 / FRAME_WINDOW.as_secs_f64()
+    }
+
     /// What both classes may have out while draining: half the path's pipe at the last
     /// delivery rate (BBRv2's ProbeRTT keeps half its window too), at least the floor. Below
     /// a pipe, a queue of our own empties (at half the rate) and none forms again, while the
@@ -308,17 +350,18 @@ impl Balancer {
         self.last_queue_delay = queue_delay;
         self.last_rate_bps = Some(delivery_bps);
 
-        // The rate the path delivers while it is saturated (a queue above half the target),
-        // for an adaptive media source; otherwise let the source climb back, gently (SCReAM's
+        // For an adaptive media source: while the path is saturated (a queue above half the
+        // target), a share of what it delivered over the last second, counted from what was
+        // acknowledged (`delivered_bps`); otherwise the source climbs back, gently (SCReAM's
         // lesson: the hard part is when to increase): MEDIA_RATE_CLIMB_PER_S of the rate per
-        // second of rounds, whatever the RTT.
+        // second of rounds, whatever the RTT, and never straight to in flight ÷ RTT, which
+        // a keyframe's burst inflates (it took the target to twice the path's rate at
+        // 600 kbit/s, and 37 % of the frames were late after the first 2 s of overload).
         let climb = 1.0 + MEDIA_RATE_CLIMB_PER_S * view.srtt.as_secs_f64();
         self.media_target_bps = if queue_delay > self.config.target / 2 {
-            Some((delivery_bps * self.config.media_rate_share) as u64)
+            Some((self.delivered_bps(view) * self.config.media_rate_share) as u64)
         } else {
-            self.media_target_bps
-                .map(|bps| (bps as f64 * climb).max(delivery_bps * self.config.media_rate_share))
-                .map(|bps| bps as u64)
+            self.media_target_bps.map(|bps| (bps as f64 * climb) as u64)
         };
 
         // Whose queue is it? A standing queue the delay mode did not clear, or the competing
@@ -337,10 +380,13 @@ impl Balancer {
         };
         if check {
             // What is in flight now is delivered within a round trip or so; two, plus a
-            // second for what the transport still buffers, or the drain is inconclusive.
+            // second for what the transport still buffers, and one for the confirming
+            // round, or the drain is inconclusive.
             self.mode = Mode::Draining {
-                give_up_at: view.now + 2 * view.srtt + Duration::from_secs(1),
+                give_up_at: view.now + 3 * view.srtt + Duration::from_secs(1),
                 settled_at: None,
+                confirming: None,
+                recheck: matches!(self.mode, Mode::Competing { .. }),
                 resume_window_bytes: self.window_bytes,
             };
             self.rounds_with_standing_queue = 0;
@@ -424,6 +470,13 @@ impl Scheduler for Balancer {
             self.recent_media_writes.pop_front();
         }
         while self
+            .recent_bulk_writes
+            .front()
+            .is_some_and(|&(t, _)| t + FRAME_WINDOW + view.srtt <= view.now)
+        {
+            self.recent_bulk_writes.pop_front();
+        }
+        while self
             .recent_media_acks
             .front()
             .is_some_and(|&(t, _)| t + FRAME_WINDOW <= view.now)
@@ -442,24 +495,49 @@ impl Scheduler for Balancer {
         if let Mode::Draining {
             give_up_at,
             settled_at,
+            confirming,
+            recheck,
             resume_window_bytes,
         } = self.mode
         {
             // A sample no longer than the time since the drain settled is of a packet sent
             // after it (an older one took longer); if the smallest is older, all are.
             let since_settled = settled_at.map(|at| view.now.saturating_sub(at));
-            let verdict = since_settled.and_then(|since| {
-                view.rtt_sample_min
-                    .filter(|&sample| sample <= since)
-                    .map(|sample| self.shows_standing_queue(sample, view))
-            });
-            if settled_at.is_none() && view.in_flight_bytes <= self.drain_window_bytes(view) {
-                self.mode = Mode::Draining {
-                    give_up_at,
-                    settled_at: Some(view.now),
-                    resume_window_bytes,
-                };
+            let probe = since_settled
+                .and_then(|since| view.rtt_sample_min.filter(|&sample| sample <= since));
+            let mut verdict = None;
+            let mut confirming = confirming;
+            match (probe, confirming) {
+                (Some(sample), _) if !self.shows_standing_queue(sample, view) => {
+                    verdict = Some(false);
+                }
+                (Some(_), None) if recheck => verdict = Some(true),
+                (Some(sample), None) => {
+                    confirming = Some((view.now + view.srtt.max(view.min_rtt), sample));
+                }
+                (Some(sample), Some((_, first))) if sample + self.config.target / 4 < first => {
+                    // Shrinking while we hold back: not a flow that keeps the buffer full.
+                    verdict = Some(false);
+                }
+                _ => {}
             }
+            if verdict.is_none()
+                && let Some((until, _)) = confirming
+                && view.now >= until
+            {
+                verdict = Some(true);
+            }
+            let settled_at = match settled_at {
+                None if view.in_flight_bytes <= self.drain_window_bytes(view) => Some(view.now),
+                other => other,
+            };
+            self.mode = Mode::Draining {
+                give_up_at,
+                settled_at,
+                confirming,
+                recheck,
+                resume_window_bytes,
+            };
             if verdict.is_some() || view.now >= give_up_at {
                 self.end_drain(view, verdict == Some(true), resume_window_bytes);
                 // The round restarts from here: what the drain let out says nothing.
@@ -492,8 +570,9 @@ impl Scheduler for Balancer {
     }
 
     fn on_written(&mut self, now: Duration, class: Class, bytes: u64) {
-        if class == Class::Media {
-            self.recent_media_writes.push_back((now, bytes));
+        match class {
+            Class::Media => self.recent_media_writes.push_back((now, bytes)),
+            Class::Bulk => self.recent_bulk_writes.push_back((now, bytes)),
         }
     }
 
@@ -620,8 +699,13 @@ impl Scheduler for Balancer {
 
     fn wakeup(&self) -> Option<Duration> {
         match self.mode {
-            Mode::Draining { give_up_at, .. } => {
-                Some(self.round_end.map_or(give_up_at, |end| end.min(give_up_at)))
+            Mode::Draining {
+                give_up_at,
+                confirming,
+                ..
+            } => {
+                let until = confirming.map_or(give_up_at, |(until, _)| until.min(give_up_at));
+                Some(self.round_end.map_or(until, |end| end.min(until)))
             }
             _ => self.round_end,
         }

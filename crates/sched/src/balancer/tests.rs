@@ -239,9 +239,22 @@ fn a_queue_that_stays_while_we_drain_is_a_competitors_and_the_controller_governs
     let floor = config().min_window_packets * MTU;
     let settled = now + 300;
     b.observe(&view(settled, 100_000, floor, 350, 50));
-    // Sent after settling (330 ms ago at most), back with 280 ms of queue.
+    // Sent after settling (330 ms ago at most), back with 280 ms of queue: confirmed over
+    // one more round (350 ms), as half a pipe of our own could still stand in front of it.
     b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
+    assert!(matches!(
+        b.mode,
+        Mode::Draining {
+            confirming: Some(_),
+            ..
+        }
+    ));
+    assert_eq!(b.wakeup(), Some(Duration::from_millis(settled + 330 + 350)));
+    // Still 275 ms of queue (not shrinking by a quarter target) when the round ends.
+    b.observe(&sampled(view(settled + 500, 100_000, floor, 350, 50), 325));
+    b.observe(&view(settled + 680, 100_000, floor, 350, 50));
     assert!(b.competing());
+    let settled = settled + 350;
     // The bulk may fill the controller's window (+ 2 packets), media one frame more.
     b.on_frame(Duration::from_millis(settled + 330), 8_000);
     let w = b.send_window().unwrap();
@@ -265,12 +278,46 @@ fn a_queue_that_stays_while_we_drain_is_a_competitors_and_the_controller_governs
 #[test]
 fn a_drain_that_never_settles_leaves_the_queue_ours() {
     let (mut b, now) = draining();
-    // 2 × 350 ms + 1 s later, still 30 kB in flight: inconclusive.
-    b.observe(&view(now + 1_699, 100_000, 30_000, 350, 50));
+    // 3 × 350 ms + 1 s later, still 30 kB in flight: inconclusive.
+    b.observe(&view(now + 2_049, 100_000, 30_000, 350, 50));
     assert!(matches!(b.mode, Mode::Draining { .. }));
-    assert_eq!(b.wakeup(), Some(Duration::from_millis(now + 1_700)));
-    b.observe(&view(now + 1_700, 100_000, 30_000, 350, 50));
+    assert_eq!(b.wakeup(), Some(Duration::from_millis(now + 2_050)));
+    b.observe(&view(now + 2_050, 100_000, 30_000, 350, 50));
     assert!(matches!(b.mode, Mode::Delay));
+}
+
+#[test]
+fn a_queue_that_shrinks_in_the_confirming_round_was_not_a_loss_based_flows() {
+    // Two of our own connections after a capacity drop: the other's queue (and the rest of
+    // ours) stands in front of the first packets after settling, then shrinks.
+    let (mut b, now) = draining();
+    let floor = config().min_window_packets * MTU;
+    let settled = now + 300;
+    b.observe(&view(settled, 100_000, floor, 350, 50));
+    b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
+    assert!(matches!(b.mode, Mode::Draining { .. }));
+    // 330 → 300 ms: less than a quarter target (6.25 ms) is not shrinking …
+    b.observe(&sampled(view(settled + 400, 100_000, floor, 350, 50), 325));
+    assert!(matches!(b.mode, Mode::Draining { .. }));
+    // … 330 → 200 ms is: the queue is no loss-based flow's, the delay mode resumes.
+    b.observe(&sampled(view(settled + 450, 100_000, floor, 350, 50), 200));
+    assert!(matches!(b.mode, Mode::Delay));
+}
+
+#[test]
+fn a_recheck_while_competing_decides_on_its_first_sample() {
+    let (mut b, now) = draining();
+    let floor = config().min_window_packets * MTU;
+    b.mode = Mode::Competing {
+        until: Duration::from_millis(now),
+    };
+    // The competing mode's time to check: a drain that is a recheck.
+    b.round_end = Some(Duration::from_millis(now));
+    b.observe(&view(now + 10, 100_000, 30_000, 350, 50));
+    assert!(matches!(b.mode, Mode::Draining { recheck: true, .. }));
+    b.observe(&view(now + 300, 100_000, floor, 350, 50));
+    b.observe(&sampled(view(now + 630, 100_000, floor, 350, 50), 330));
+    assert!(b.competing());
 }
 
 #[test]
@@ -451,10 +498,30 @@ fn late_frames_are_cancelled_half_a_minimum_rtt_before_their_deadline() {
 }
 
 #[test]
-fn the_media_target_is_a_share_of_the_delivery_rate_when_saturated() {
+fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
     let mut b = Balancer::new(config());
-    // 75 kB in flight over 1 s of RTT with 950 ms of queue: 600 kbit/s delivered.
+    // 75 kB in flight over 1 s of RTT with 950 ms of queue: saturated.
     b.observe(&view(0, 1_000_000, 75_000, 1_000, 50));
-    b.observe(&view(1_000, 1_000_000, 75_000, 1_000, 50));
+    // What was delivered: 60 kB of media acknowledged in the last second, and 15 kB of bulk
+    // written in the second one smoothed RTT (1 s) before; bulk written since is still on
+    // its way and does not count.
+    b.on_written(Duration::from_millis(200), Class::Bulk, 15_000);
+    b.on_acked(Duration::from_millis(1_500), Class::Media, 60_000);
+    b.on_written(Duration::from_millis(1_500), Class::Bulk, 40_000);
+    b.observe(&view(2_000, 1_000_000, 75_000, 1_000, 50));
+    // (60 000 + 15 000) B × 8 / 1 s = 600 kbit/s; × 0.85.
     assert_eq!(b.media_target_bps(), Some((600_000.0 * 0.85) as u64));
+}
+
+#[test]
+fn the_media_target_climbs_by_its_rate_per_second_not_to_what_is_in_flight() {
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 75_000, 1_000, 50));
+    b.on_acked(Duration::from_millis(500), Class::Media, 75_000);
+    b.observe(&view(1_000, 1_000_000, 75_000, 1_000, 50));
+    assert_eq!(b.media_target_bps(), Some(510_000));
+    // No queue (srtt = min RTT) but a burst in flight: 100 kB over 50 ms would read 16 Mbit/s.
+    // The target climbs by 10 %/s × 50 ms = 0.5 % per round instead.
+    b.observe(&view(2_000, 1_000_000, 100_000, 50, 50));
+    assert_eq!(b.media_target_bps(), Some((510_000.0 * 1.005) as u64));
 }
