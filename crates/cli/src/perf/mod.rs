@@ -188,11 +188,11 @@ fn client_recipe(
 ) -> anyhow::Result<endpoint::TransportRecipe> {
     endpoint_recipe(
         quinn_satellite::Side::Client,
-        args.path.as_deref(),
+        args.transport.path.as_deref(),
         &args.cc,
         &[],
-        &args.window,
-        args.ack_thinning,
+        &args.transport.window,
+        args.transport.ack_thinning,
         resume,
     )
 }
@@ -232,22 +232,9 @@ pub struct ServeArgs {
     /// the client's original connection ID.
     #[arg(long, value_name = "DIR")]
     pub qlog: Option<PathBuf>,
-    /// Flow-control windows and send buffer (without --path).
-    #[arg(long, default_value = "64MB")]
-    pub window: String,
-    /// Without --path: ask the peer to acknowledge only every K + 1 packets of this end's
-    /// data (QUIC's ACK frequency extension; 0: every second packet, RFC 9000's default). One
-    /// ACK per two packets can fill a thin return link: at 3 Mbit/s it carries about
-    /// 100 Mbit/s of data. Default: 9 for a connection resumed by Careful Resume (it sends at
-    /// the saved rate from its second round trip), 0 for the others. With --path the preset
-    /// sizes it from the rates.
-    #[arg(long, value_name = "K",
-          value_parser = clap::value_parser!(u32).range(0..=64), conflicts_with = "path")]
-    pub ack_thinning: Option<u32>,
-    /// The satellite path as FORWARD/RETURN/RTT (e.g. 250Mbit/3Mbit/650ms): applies satquic's
-    /// transport preset for it (windows from the BDP, ACK thinning, Hybla's start-up target).
-    #[arg(long)]
-    pub path: Option<String>,
+    /// Windows, ACK thinning, the satellite path.
+    #[command(flatten)]
+    pub transport: TransportArgs,
     /// Keep Careful Resume's saved paths (RFC 9959) in FILE: read at start, written after
     /// every connection that leaves one and at exit. Without it they live in memory for the
     /// server's lifetime. A corrupt, expired or foreign entry is ignored with a warning.
@@ -301,16 +288,16 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         identity,
         transport: endpoint_recipe(
             quinn_satellite::Side::Server,
-            args.path.as_deref(),
+            args.transport.path.as_deref(),
             &args.cc,
             &args.cc_params,
-            &args.window,
-            args.ack_thinning,
+            &args.transport.window,
+            args.transport.ack_thinning,
             keeper.clone(),
         )?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         log_dir: args.log_dir.clone(),
-        socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
+        socket_buffer_bytes: socket_buffer(args.transport.path.as_deref())?,
         session_epoch: None,
         kept_sessions: 0,
     };
@@ -337,6 +324,27 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// The transport flags `serve` and `get` share.
+#[derive(Debug, Args)]
+pub struct TransportArgs {
+    /// Flow-control windows and send buffer (without --path).
+    #[arg(long, default_value = "64MB")]
+    pub window: String,
+    /// Without --path: ask the peer to acknowledge only every K + 1 packets of this end's
+    /// data (QUIC's ACK frequency extension; 0: every second packet, RFC 9000's default). One
+    /// ACK per two packets can fill a thin return link: at 3 Mbit/s it carries about
+    /// 100 Mbit/s of data. Default: 9 for a connection resumed by Careful Resume (it sends at
+    /// the saved rate from its second round trip), 0 for the others. With --path the preset
+    /// sizes it from the rates.
+    #[arg(long, value_name = "K",
+          value_parser = clap::value_parser!(u32).range(0..=64), conflicts_with = "path")]
+    pub ack_thinning: Option<u32>,
+    /// The satellite path as FORWARD/RETURN/RTT (e.g. 250Mbit/3Mbit/650ms): applies satquic's
+    /// transport preset for it (windows from the BDP, ACK thinning, Hybla's start-up target).
+    #[arg(long)]
+    pub path: Option<String>,
 }
 
 /// Flags of `satquic get`.
@@ -368,22 +376,9 @@ pub struct GetArgs {
     /// Congestion controller for the upload direction.
     #[arg(long, default_value = "hybla")]
     pub cc: String,
-    /// Flow-control windows (without --path).
-    #[arg(long, default_value = "64MB")]
-    pub window: String,
-    /// Without --path: ask the peer to acknowledge only every K + 1 packets of this end's
-    /// data (QUIC's ACK frequency extension; 0: every second packet, RFC 9000's default). One
-    /// ACK per two packets can fill a thin return link: at 3 Mbit/s it carries about
-    /// 100 Mbit/s of data. Default: 9 for a connection resumed by Careful Resume (it sends at
-    /// the saved rate from its second round trip), 0 for the others. With --path the preset
-    /// sizes it from the rates.
-    #[arg(long, value_name = "K",
-          value_parser = clap::value_parser!(u32).range(0..=64), conflicts_with = "path")]
-    pub ack_thinning: Option<u32>,
-    /// The satellite path as FORWARD/RETURN/RTT (e.g. 250Mbit/3Mbit/650ms): applies satquic's
-    /// transport preset for it (windows from the BDP, ACK thinning, Hybla's start-up target).
-    #[arg(long)]
-    pub path: Option<String>,
+    /// Windows, ACK thinning, the satellite path.
+    #[command(flatten)]
+    pub transport: TransportArgs,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -509,7 +504,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         transport: client_recipe(&args, resume)?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         socket: None,
-        socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
+        socket_buffer_bytes: socket_buffer(args.transport.path.as_deref())?,
         requests: PerfRequests {
             download_bytes,
             upload_bytes: size("--upload", &args.upload)?,

@@ -36,7 +36,7 @@ fn session_request(
     let deadline = match &args.deadline {
         Some(d) => units::parse_duration(d).with_context(|| format!("--deadline {d:?}"))?,
         None => {
-            let one_way = match args.path.as_deref() {
+            let one_way = match args.transport.path.as_deref() {
                 Some(p) => parse_path(p)?.rtt / 2,
                 None => std::time::Duration::ZERO,
             };
@@ -185,7 +185,7 @@ pub(super) fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> a
         transport: client_recipe(args, None)?,
         qlog: qlog_dir(args.qlog.as_deref())?,
         socket: None,
-        socket_buffer_bytes: socket_buffer(args.path.as_deref())?,
+        socket_buffer_bytes: socket_buffer(args.transport.path.as_deref())?,
         shared_epoch: None,
         perf: perf_requests(args)?,
     };
