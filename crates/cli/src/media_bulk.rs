@@ -32,9 +32,7 @@ pub struct MediaBulkArgs {
 
 /// Runs the command.
 pub fn media_bulk(args: MediaBulkArgs) -> anyhow::Result<()> {
-    if args.threads == Some(0) {
-        bail!("--threads: must be at least 1");
-    }
+    let threads = crate::progress::threads(args.threads)?;
     if args.seeds == 0 {
         bail!("--seeds: must be at least 1");
     }
@@ -43,7 +41,6 @@ pub fn media_bulk(args: MediaBulkArgs) -> anyhow::Result<()> {
     let cancel = crate::progress::cancel_on_ctrl_c();
     let counter = RunCounter::on_stderr();
     let bar = counter.0.clone();
-    let threads = crate::progress::threads(args.threads);
     let command = std::iter::once("satquic media-bulk".to_owned())
         .chain(args.cases.iter().cloned())
         .chain(

@@ -96,9 +96,12 @@ pub fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
     cancel
 }
 
-/// The worker threads: `--threads` if given, else one per core.
-pub fn threads(flag: Option<usize>) -> usize {
-    flag.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+/// The worker threads: `--threads` if given (at least 1), else one per core.
+pub fn threads(flag: Option<usize>) -> anyhow::Result<usize> {
+    if flag == Some(0) {
+        anyhow::bail!("--threads: must be at least 1");
+    }
+    Ok(flag.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())))
 }
 
 impl Progress for RunCounter {

@@ -31,15 +31,12 @@ pub struct ReproduceArgs {
 
 /// Runs the command.
 pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
-    if args.threads == Some(0) {
-        bail!("--threads: must be at least 1");
-    }
+    let threads = crate::progress::threads(args.threads)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let cancel = crate::progress::cancel_on_ctrl_c();
     let counter = RunCounter::on_stderr();
     let bar = counter.0.clone();
-    let threads = crate::progress::threads(args.threads);
     let ctx = Context {
         out: &args.out,
         quick: args.quick,

@@ -96,9 +96,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             flow.qlog = true;
         }
     }
-    if args.threads == Some(0) {
-        bail!("--threads: must be at least 1");
-    }
+    let threads = crate::progress::threads(args.threads)?;
     let first_seed = args.seed.unwrap_or(scenario.seed);
     let controllers: Vec<Option<String>> = if args.cc.is_empty() {
         vec![None]
@@ -128,7 +126,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .collect();
     let visible = !args.quiet && std::io::stderr().is_terminal();
     let bars = Bars::new(&labels, scenario.duration, visible);
-    let threads = crate::progress::threads(args.threads);
     let backend: Box<dyn runner::Backend> = match args.backend {
         Backend::Emu => Box::new(runner::Emulator),
         Backend::Sim => Box::new(runner::Simulator { threads }),

@@ -128,9 +128,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if let Some(SweepCommand::Merge(merge_args)) = args.command {
         return merge(merge_args);
     }
-    if args.threads == Some(0) {
-        bail!("--threads: must be at least 1");
-    }
+    let threads = crate::progress::threads(args.threads)?;
     check_metric(&args.metric)?;
     let axes = sweep::parse_grid(&args.grid)?;
     let scenario = args
@@ -193,7 +191,6 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let threads = crate::progress::threads(args.threads);
     let counter = RunCounter(bar.clone());
     let outcome = match args.shard {
         Some(shard) => sweep::run_shard(&plan, shard, &out, threads, &counter, &cancel)?,
