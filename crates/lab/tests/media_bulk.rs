@@ -183,40 +183,22 @@ fn the_seed_balancer_and_priority_run_with_every_controller() {
     }
 }
 
-/// 1 Mbit/s for 10 s, then 4 Mbit/s for 10 s: media 2 Mbit/s, bulk 2 Mbit/s from 3 s, the
-/// balancer; optionally a perf download on the same bottleneck from 5 s.
+/// [`SCENARIO`] at 1 Mbit/s for 10 s, then 4 Mbit/s for 10 s, with the balancer; optionally a perf download on the same bottleneck from 5 s.
 fn rise(competitor: bool) -> Scenario {
-    let mut text = r#"
-name = "media-bulk-rise"
-duration = "20s"
-[path.forward]
-rate = "1Mbit"
-delay = "25ms"
-queue = "300ms"
-[[path.forward.schedule]]
-at = "10s"
-rate = "4Mbit"
-[path.return]
-rate = "10Mbit"
-delay = "25ms"
-[[flow]]
-name = "call"
-cc = "cubic"
-scheduler = "balancer"
-[[flow.app]]
-kind = "media"
-[[flow.app]]
-kind = "bulk"
-rate = "2Mbit"
-start = "3s"
-"#
-    .to_owned();
+    let mut text = SCENARIO.to_owned();
     if competitor {
         text.push_str(
             "[[flow]]\nname = \"download\"\ncc = \"cubic\"\nstart = \"5s\"\ndownload = \"unlimited\"\n",
         );
     }
-    Scenario::from_toml_str(&text, "test", &[]).unwrap()
+    let overrides = [
+        "duration=20s",
+        "path.forward.rate=1Mbit",
+        r#"path.forward.schedule=[{ at = "10s", rate = "4Mbit" }]"#,
+        "flow.0.scheduler=balancer",
+    ]
+    .map(str::to_owned);
+    Scenario::from_toml_str(&text, "test", &overrides).unwrap()
 }
 
 #[test]
