@@ -516,11 +516,11 @@ fn growth_is_rho_squared_below_the_pipe_one_segment_at_a_saturated_pipe_none_on_
     let g = grown(&mut h, t, Duration::ZERO);
     assert!((g - per_segment(400.0, w)).abs() < 1e-6, "{g}");
     // The link full (the flow gets its capacity and a queue was seen within the rate window),
-    // no queue now: 1 segment per RTT.
+    // the queue gone with this ACK: 1 segment per RTT, where the probe above the pipe starts.
     let mut h = on_known_path(600 * MSS);
     let t = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
-    let t = feed(&mut h, t, MS(1700), MSS, |_| MS(3));
-    let t = feed(&mut h, t, MS(1900), MSS, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(1900), MSS, |_| MS(3));
+    let t = feed(&mut h, t, t + MS(1), MSS, |_| Duration::ZERO);
     let w = h.window();
     let g = grown(&mut h, t, Duration::ZERO);
     assert!((g - per_segment(1.0, w)).abs() < 1e-6, "{g}");
@@ -535,6 +535,55 @@ fn growth_is_rho_squared_below_the_pipe_one_segment_at_a_saturated_pipe_none_on_
     // budget: no growth.
     let t = feed(&mut h, t, MS(2800), MSS, |_| MS(4));
     assert_eq!(grown(&mut h, t, MS(4)), 0.0);
+}
+
+#[test]
+fn above_the_pipe_without_a_queue_growth_doubles_every_base_rtt_up_to_rho_squared() {
+    // A pipe declared before the path grew: the window at 600 segments over a declared 500,
+    // the flow getting all it sends and no queue. Once the link no longer counts as full (no
+    // queue for the rate window, 2 s), growth per RTT starts at one segment and doubles every
+    // base RTT (500 ms), never above ρ² = 400.
+    let rate_per_rtt = |h: &mut Hybla, now: Duration| {
+        let before = h.window() as f64 + h.pending_increment_bytes();
+        h.on_ack(now, now - MS(500), MSS, false);
+        // Per RTT: the increment per MSS acknowledged × the window in segments (its value
+        // before or after this one ACK differ by at most a part in 10³ at ρ²).
+        let grown = h.window() as f64 + h.pending_increment_bytes() - before;
+        grown * h.window() as f64 / (MSS * MSS) as f64
+    };
+    let mut h = on_known_path(600 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(2000), MSS, |_| MS(3));
+    // Within the rate window of the queue: one segment per RTT, the link counts as full.
+    let t = feed(&mut h, t, MS(3000), MSS, |_| Duration::ZERO);
+    let g = rate_per_rtt(&mut h, t);
+    assert!((g - 1.0).abs() < 1e-3, "a second after the queue: {g}");
+    let start = feed(&mut h, t + MS(1), MS(4010), MSS, |_| Duration::ZERO);
+    let first = rate_per_rtt(&mut h, start);
+    assert!((1.0..1.05).contains(&first), "as the probe starts: {first}");
+    let after_one = feed(&mut h, start + MS(1), start + MS(500), MSS, |_| {
+        Duration::ZERO
+    });
+    let g = rate_per_rtt(&mut h, after_one);
+    assert!((g / first / 2.0 - 1.0).abs() < 1e-3, "one base RTT in: {g}");
+    let after_three = feed(&mut h, after_one + MS(1), start + MS(1500), MSS, |_| {
+        Duration::ZERO
+    });
+    let g = rate_per_rtt(&mut h, after_three);
+    assert!(
+        (g / first / 8.0 - 1.0).abs() < 1e-3,
+        "three base RTTs in: {g}"
+    );
+    let late = feed(&mut h, after_three + MS(1), start + MS(6000), MSS, |_| {
+        Duration::ZERO
+    });
+    let g = rate_per_rtt(&mut h, late);
+    assert!((g / 400.0 - 1.0).abs() < 1e-3, "capped at ρ²: {g}");
+    // A queue of the budget ends the probe: one segment per RTT when it goes.
+    let t = feed(&mut h, late + MS(1), late + MS(300), MSS, |_| MS(3));
+    let t = feed(&mut h, t, t + MS(1), MSS, |_| Duration::ZERO);
+    let g = rate_per_rtt(&mut h, t);
+    assert!((g - 1.0).abs() < 1e-3, "after a queue: {g}");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use crate::resume::ResumePhase;
 
 use super::params::{
     CompetingGrowth, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh, MAX_WINDOW_BYTES,
-    SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
+    PROBE_GAIN_PER_ROUND, SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
 };
 use super::{Hybla, Phase};
 
@@ -45,9 +45,17 @@ impl Hybla {
     /// Congestion-avoidance increment for `bytes` acknowledged: W += ρ²/W per MSS (eq. 9),
     /// i.e. ρ²·MSS·bytes/cwnd in bytes; with `PipeAware`, nothing while a queue of the flow's
     /// own stands, and the [`CompetingGrowth`] rule while the bottleneck is shared.
-    fn ca_increment(&self, rho: f64, bytes: f64) -> f64 {
+    fn ca_increment(&mut self, rho: f64, bytes: f64) -> f64 {
         let queue = self.queue.delay() >= self.queue.budget();
         let pipe = self.growth_pipe_bytes();
+        let above_pipe_quietly = self.params.growth == Growth::PipeAware
+            && !self.competing()
+            && !self.saturated()
+            && !queue
+            && pipe.is_some_and(|p| self.cwnd_bytes >= p);
+        if !above_pipe_quietly {
+            self.probe_since = None;
+        }
         let per_rtt_segments = match self.params.growth {
             Growth::Seed => rho * rho,
             Growth::PipeAware if self.competing() => self.competing_segments_per_rtt(),
@@ -65,20 +73,33 @@ impl Hybla {
             }
             // Above the pipe, no queue, and clearly short of the capacity (jitter or ACK
             // thinning make the RTT longer than the base): the reference NewReno's
-            // queue-filling pace, ρ per RTT; nearly full, one segment.
+            // queue-filling pace, ρ per RTT; nearly full, one segment. And a probe that
+            // doubles every round the queue stays away: the pipe was measured or declared
+            // before the path grew.
             Growth::PipeAware if pipe.is_some() => {
-                if self
+                let floor = if self
                     .rate_share()
                     .is_some_and(|share| share < SHORT_RATE_SHARE)
                 {
                     rho
                 } else {
                     1.0
-                }
+                };
+                floor.max(self.probe_segments_per_rtt(rho))
             }
             Growth::PipeAware => rho * rho,
         };
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
+    }
+
+    /// The probe's growth above the pipe: one segment per RTT when it starts, times
+    /// [`PROBE_GAIN_PER_ROUND`] per base RTT since, at most ρ² (Hybla's own pace).
+    fn probe_segments_per_rtt(&mut self, rho: f64) -> f64 {
+        let since = *self.probe_since.get_or_insert(self.now);
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let rounds = self.now.saturating_sub(since).as_secs_f64() / base.as_secs_f64().max(1e-6);
+        // Capped before the power: ρ² < 2⁶⁴ for any path.
+        PROBE_GAIN_PER_ROUND.powf(rounds.min(64.0)).min(rho * rho)
     }
 
     /// The pipe that bounds Hybla's ρ² growth: the declared capacity × base RTT, less the

@@ -99,6 +99,9 @@ pub struct Hybla {
     others_growth_bytes_per_s: f64,
     /// When a queue of at least the flow's budget was last seen.
     saturated_at: Option<Duration>,
+    /// Since when the window has grown above the pipe with no queue in sight: the path has
+    /// more room than the pipe says, and the probe's growth doubles every base RTT from then.
+    probe_since: Option<Duration>,
     /// Since when a queue of more than twice the flow's budget has stood.
     excess_since: Option<Duration>,
     /// When the path was last seen without a standing queue (the base RTT is fresh).
@@ -176,6 +179,7 @@ impl Hybla {
             growth_anchor: None,
             others_growth_bytes_per_s: 0.0,
             saturated_at: None,
+            probe_since: None,
             excess_since: None,
             path_seen_empty_at: None,
             path_rtt: WindowedMin::new(PATH_RTT_WINDOW),

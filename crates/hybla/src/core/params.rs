@@ -56,6 +56,15 @@ pub const IP_UDP_HEADER_BYTES: u64 = 28;
 /// clearly short of it (jitter or thinned ACKs lengthen its RTT): it probes at ρ per RTT.
 pub const SHORT_RATE_SHARE: f64 = 0.9;
 
+/// Above the pipe with no queue in sight, the window's growth per RTT starts at one segment
+/// and is multiplied by this every base RTT, up to Hybla's ρ² (eq. 9): where the link is full
+/// a queue shows within a round or two and growth falls back to a segment; where capacity
+/// grew (a pipe declared or measured before a rise), the window reaches the new pipe in
+/// log₂ of the gap's segments rounds, not one round per segment (at RTT 600 ms, 2 → 4 Mbit/s
+/// is 100 segments: 60 s at one per RTT, about 5 s doubling). BBR raises its inflight bound
+/// the same way in ProbeBW_UP (1, 2, 4, … packets per round; draft-ietf-ccwg-bbr §4.3.3).
+pub const PROBE_GAIN_PER_ROUND: f64 = 2.0;
+
 /// The link is full when the flow gets at least this share of the capacity.
 pub const SATURATION_RATE_SHARE: f64 = 0.95;
 
@@ -121,8 +130,10 @@ pub enum Growth {
     /// shared.
     ///
     /// Growth: ρ² per RTT (eq. 9) while no queue stands at the bottleneck (the window is below
-    /// the pipe). With a queue of its own and nobody else's (the flow gets about the capacity
-    /// it measured), the window holds: past the pipe, more window only lengthens the queue,
+    /// the pipe). Above the pipe with no queue, a probe from one segment per RTT that doubles
+    /// each round up to ρ²: the path may have grown since the pipe was declared or measured.
+    /// With a queue of its own and nobody else's (the flow gets about the capacity it
+    /// measured), the window holds: past the pipe, more window only lengthens the queue,
     /// and a flow that keeps the queue short sees its random losses at an empty queue. With
     /// somebody else's packets in the queue (the flow gets clearly less than the capacity) the
     /// flow competes: it grows by the `competing` rule of [`CompetingGrowth`] per RTT, whether
