@@ -965,6 +965,38 @@ fn the_observation_is_the_window_limited_pipe_and_the_base_rtt() {
 }
 
 #[test]
+fn the_observation_is_one_round_at_full_rate_not_an_average_over_the_ramp() {
+    // RFC 9959 §3.1: "the volume of data acknowledged in one RTT". A short transfer on a
+    // 500 ms path: 400 ms at half the rate, then 700 ms at 1 MB/s, then the application runs
+    // out of data (its last ACKs app-limited). A rate averaged over a second would mix the two
+    // (≈ 400 kB); the round at full rate holds 500 kB.
+    let params = HyblaParams {
+        initial_window_bytes: 10 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    let mut now = MS(500);
+    while now < MS(1600) {
+        // One packet per millisecond at full rate, one per two before.
+        if now >= MS(900) || now.as_millis() % 2 == 0 {
+            h.on_ack(now, now - MS(500), MSS, false);
+        }
+        h.on_end_acks(now, 0, false);
+        now += MS(1);
+    }
+    while now < MS(2100) {
+        h.on_ack(now, now - MS(500), MSS, true);
+        h.on_end_acks(now, 0, true);
+        now += MS(1);
+    }
+    let saved = h.observation().expect("a full round was window-limited");
+    assert!(
+        (495_000..=505_000).contains(&saved.saved_cwnd_bytes),
+        "{saved:?}"
+    );
+}
+
+#[test]
 fn an_observation_below_four_initial_windows_is_not_saved() {
     // 1 packet per 20 ms at 500 ms: 25 kB per round trip < 4 × 10 kB.
     let params = HyblaParams {

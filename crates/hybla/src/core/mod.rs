@@ -75,6 +75,8 @@ pub struct Hybla {
     round_delivered_bytes: u64,
     round_lost_bytes: u64,
     round_start: Duration,
+    /// Whether the application limited sending at any ACK frame of the current round.
+    round_app_limited: bool,
     /// (delivered, lost) bytes of the last [`LOSS_RATE_ROUNDS`] rounds, newest last.
     past_rounds: std::collections::VecDeque<(u64, u64)>,
     /// When start-up ended (its drain already took the window to the pipe).
@@ -168,6 +170,7 @@ impl Hybla {
             reached_target_at: None,
             startup_ended_at: None,
             round_delivered_bytes: 0,
+            round_app_limited: false,
             round_lost_bytes: 0,
             round_start: Duration::ZERO,
             past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
@@ -216,9 +219,9 @@ impl Hybla {
     }
 
     /// What this connection measured of its path, for the next connection to resume from
-    /// (RFC 9959 §3.1): the largest window-limited delivery per round trip of the last
-    /// 10 s, `OBSERVATION_WINDOW` (delivery rate × base RTT, so a slow-start overshoot does not
-    /// count, §4.1) and the base RTT. `None` while it is below four initial windows (not worth
+    /// (RFC 9959 §3.1): the most bytes acknowledged in one round (a base RTT) that the window
+    /// limited throughout, over the last 10 s (`OBSERVATION_WINDOW`; at most the bottleneck's
+    /// rate × the base RTT, so a slow-start overshoot does not count, §4.1), and the base RTT. `None` while it is below four initial windows (not worth
     /// resuming, §3.1) or the connection never filled its window.
     pub fn observation(&self) -> Option<SavedPath> {
         let window = self.observed_window.get()? as u64;
@@ -419,22 +422,27 @@ impl Hybla {
     /// start-up bandwidth estimate, Careful Resume's phase changes and the observation of the
     /// path for the next connection.
     pub fn on_end_acks(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
-        self.end_ack_frame(now);
+        self.round_app_limited |= app_limited;
+        let closed_round = self.end_ack_frame(now);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
         });
         self.apply_resume(now, command);
-        if !app_limited
+        // RFC 9959 §3.1 (Observing saved_cwnd): "the volume of data acknowledged in one RTT",
+        // from rounds the window limited throughout.
+        if let Some((delivered_bytes, window_limited)) = closed_round
+            && window_limited
             && !self.resume_owns_window()
-            && let Some(pipe) = self.recent_pipe_bytes()
         {
-            let sample = pipe.min(self.cwnd_bytes);
+            let sample = delivered_bytes.min(self.cwnd_bytes);
             self.observed_window.update(now, sample as f64);
             self.observed_rtt = self.base_rtt.get();
         }
     }
 
-    fn end_ack_frame(&mut self, now: Duration) {
+    /// Closes one ACK frame; when it also closes a round (one base RTT), that round's
+    /// delivered bytes and whether the window limited sending throughout it.
+    fn end_ack_frame(&mut self, now: Duration) -> Option<(u64, bool)> {
         let owned = self.resume_owns_window();
         let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
@@ -477,12 +485,14 @@ impl Hybla {
             }
         }
         let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let mut closed_round = None;
         if now >= self.round_start + horizon {
             self.round_start = now;
             let round = (
                 std::mem::take(&mut self.round_delivered_bytes),
                 std::mem::take(&mut self.round_lost_bytes),
             );
+            closed_round = Some((round.0, !std::mem::take(&mut self.round_app_limited)));
             if self.past_rounds.len() == LOSS_RATE_ROUNDS {
                 self.past_rounds.pop_front();
             }
@@ -493,7 +503,7 @@ impl Hybla {
         self.rate
             .on_end_acks(now, self.mss_bytes, horizon.max(MIN_RATE_SPAN));
         if !self.estimating_ssthresh {
-            return;
+            return closed_round;
         }
         // Only packets sent after the window reached the target can show a queue of ours:
         // before that we sent less than the estimate (a queue then is pacing bursts or
@@ -509,7 +519,7 @@ impl Hybla {
                 self.startup_ended_at = Some(now);
                 self.drain_to_pipe();
             }
-            return;
+            return closed_round;
         }
         if let Some(bdp) = self.pipe_bytes() {
             // Target = estimated BDP = bottleneck rate × propagation RTT ([Caini2004] §3.3.1);
@@ -517,6 +527,7 @@ impl Hybla {
             let bdp = bdp.max(2 * self.mss_bytes);
             self.startup_target_bytes = Some(self.startup_target_bytes.map_or(bdp, |t| t.max(bdp)));
         }
+        closed_round
     }
 
     /// A loss-detection batch (or ECN-CE when `lost_bytes == 0`) for packets up to one sent
