@@ -978,7 +978,7 @@ fn the_observation_is_one_round_at_full_rate_not_an_average_over_the_ramp() {
     let mut now = MS(500);
     while now < MS(1600) {
         // One packet per millisecond at full rate, one per two before.
-        if now >= MS(900) || now.as_millis() % 2 == 0 {
+        if now >= MS(900) || now.as_millis().is_multiple_of(2) {
             h.on_ack(now, now - MS(500), MSS, false);
         }
         h.on_end_acks(now, 0, false);
