@@ -62,7 +62,7 @@ pub const SHORT_RATE_SHARE: f64 = 0.9;
 /// grew (a pipe declared or measured before a rise), the window reaches the new pipe in
 /// log₂ of the gap's segments rounds, not one round per segment (at RTT 600 ms, 2 → 4 Mbit/s
 /// is 100 segments: 60 s at one per RTT, about 5 s doubling). BBR raises its inflight bound
-/// the same way in ProbeBW_UP (1, 2, 4, … packets per round; draft-ietf-ccwg-bbr §4.3.3).
+/// the same way in ProbeBW_UP (1, 2, 4, … packets per round; \[BBRv3\]).
 pub const PROBE_GAIN_PER_ROUND: f64 = 2.0;
 
 /// The link is full when the flow gets at least this share of the capacity.
