@@ -629,13 +629,6 @@ impl Hybla {
         declared.or(measured)
     }
 
-    /// What the flow got in the last round trip: recent delivery rate × base RTT, bytes.
-    pub fn recent_pipe_bytes(&self) -> Option<u64> {
-        let rate = self.rate.recent_rate_bytes_per_s()?;
-        let base = self.base_rtt.get()?;
-        Some((rate * base.as_secs_f64()) as u64)
-    }
-
     /// Estimated pipe size: the windowed-max delivery rate × the base RTT, bytes.
     pub fn pipe_bytes(&self) -> Option<u64> {
         let rate = self.rate.max_rate_bytes_per_s()?;
