@@ -516,7 +516,7 @@ fn growth_is_rho_squared_below_the_pipe_one_segment_at_a_saturated_pipe_none_on_
     let g = grown(&mut h, t, Duration::ZERO);
     assert!((g - per_segment(400.0, w)).abs() < 1e-6, "{g}");
     // The link full (the flow gets its capacity and a queue was seen within the rate window),
-    // the queue gone with this ACK: 1 segment per RTT, where the probe above the pipe starts.
+    // the queue gone with this ACK, the link still counting as full: 1 segment per RTT.
     let mut h = on_known_path(600 * MSS);
     let t = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
     let t = feed(&mut h, t, MS(1900), MSS, |_| MS(3));
@@ -538,52 +538,79 @@ fn growth_is_rho_squared_below_the_pipe_one_segment_at_a_saturated_pipe_none_on_
 }
 
 #[test]
-fn above_the_pipe_without_a_queue_growth_doubles_every_base_rtt_up_to_rho_squared() {
+fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared() {
     // A pipe declared before the path grew: the window at 600 segments over a declared 500,
     // the flow getting all it sends and no queue. Once the link no longer counts as full (no
-    // queue for the rate window, 2 s), growth per RTT starts at one segment and doubles every
-    // base RTT (500 ms), never above ρ² = 400.
-    let rate_per_rtt = |h: &mut Hybla, now: Duration| {
-        let before = h.window() as f64 + h.pending_increment_bytes();
+    // queue for the rate window, 2 s), growth per RTT starts at one segment and doubles with
+    // every window's worth of bytes acknowledged, never above ρ² = 400.
+    /// One ACK of a segment with no queue: (growth per RTT it applied, window before it).
+    fn quiet_ack(h: &mut Hybla, now: Duration) -> (f64, u64) {
+        let window = h.window();
+        let before = window as f64 + h.pending_increment_bytes();
         h.on_ack(now, now - MS(500), MSS, false);
-        // Per RTT: the increment per MSS acknowledged × the window in segments (its value
-        // before or after this one ACK differ by at most a part in 10³ at ρ²).
+        h.on_end_acks(now, 0, false);
+        // The increment per MSS acknowledged × the window in segments.
         let grown = h.window() as f64 + h.pending_increment_bytes() - before;
-        grown * h.window() as f64 / (MSS * MSS) as f64
-    };
+        (grown * window as f64 / (MSS * MSS) as f64, window)
+    }
     let mut h = on_known_path(600 * MSS);
     let t = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
     let t = feed(&mut h, t, MS(2000), MSS, |_| MS(3));
     // Within the rate window of the queue: one segment per RTT, the link counts as full.
     let t = feed(&mut h, t, MS(3000), MSS, |_| Duration::ZERO);
-    let g = rate_per_rtt(&mut h, t);
-    assert!((g - 1.0).abs() < 1e-3, "a second after the queue: {g}");
-    let start = feed(&mut h, t + MS(1), MS(4010), MSS, |_| Duration::ZERO);
-    let first = rate_per_rtt(&mut h, start);
-    assert!((1.0..1.05).contains(&first), "as the probe starts: {first}");
-    let after_one = feed(&mut h, start + MS(1), start + MS(500), MSS, |_| {
-        Duration::ZERO
-    });
-    let g = rate_per_rtt(&mut h, after_one);
-    assert!((g / first / 2.0 - 1.0).abs() < 1e-3, "one base RTT in: {g}");
-    let after_three = feed(&mut h, after_one + MS(1), start + MS(1500), MSS, |_| {
-        Duration::ZERO
-    });
-    let g = rate_per_rtt(&mut h, after_three);
+    assert!((quiet_ack(&mut h, t).0 - 1.0).abs() < 1e-3);
+    // The link no longer full: the probe starts at one segment (its first ACK grows the
+    // window as the full link's rule did), then each ACK multiplies it by 2^(MSS / window) —
+    // a doubling per window acknowledged.
+    let mut now = t + MS(1);
+    let (mut growth, mut window) = quiet_ack(&mut h, now);
+    let mut previous_window = window;
+    while growth <= 1.0 + 1e-9 && now < MS(4100) {
+        previous_window = window;
+        now += MS(1);
+        (growth, window) = quiet_ack(&mut h, now);
+    }
+    let mut expected_log2 = MSS as f64 / previous_window as f64;
     assert!(
-        (g / first / 8.0 - 1.0).abs() < 1e-3,
-        "three base RTTs in: {g}"
+        (growth / 2f64.powf(expected_log2) - 1.0).abs() < 1e-9,
+        "the probe's second ACK: {growth}"
     );
-    let late = feed(&mut h, after_three + MS(1), start + MS(6000), MSS, |_| {
-        Duration::ZERO
-    });
-    let g = rate_per_rtt(&mut h, late);
-    assert!((g / 400.0 - 1.0).abs() < 1e-3, "capped at ρ²: {g}");
-    // A queue of the budget ends the probe: one segment per RTT when it goes.
-    let t = feed(&mut h, late + MS(1), late + MS(300), MSS, |_| MS(3));
-    let t = feed(&mut h, t, t + MS(1), MSS, |_| Duration::ZERO);
-    let g = rate_per_rtt(&mut h, t);
-    assert!((g - 1.0).abs() < 1e-3, "after a queue: {g}");
+    while expected_log2 < 3.0 {
+        expected_log2 += MSS as f64 / window as f64;
+        now += MS(1);
+        (growth, window) = quiet_ack(&mut h, now);
+        let expected = 2f64.powf(expected_log2);
+        assert!(
+            (growth / expected - 1.0).abs() < 1e-9,
+            "{expected_log2} windows in: {growth} ≠ {expected}"
+        );
+    }
+    assert!(growth > 7.9, "three windows acknowledged: ×8, {growth}");
+    // Five seconds limited by the application advance nothing: the next window-limited ACK
+    // goes on where the probe was, not at ρ².
+    let mut app_limited_until = now + MS(1);
+    while app_limited_until < now + MS(5000) {
+        h.on_ack(app_limited_until, app_limited_until - MS(500), MSS, true);
+        h.on_end_acks(app_limited_until, 0, true);
+        app_limited_until += MS(1);
+    }
+    let expected = 2f64.powf(expected_log2 + MSS as f64 / window as f64);
+    let (growth, _) = quiet_ack(&mut h, app_limited_until);
+    assert!(
+        (growth / expected - 1.0).abs() < 1e-9,
+        "after the application-limited stretch: {growth} ≠ {expected}"
+    );
+    let now = app_limited_until + MS(1);
+    // Capped at ρ².
+    let later = feed(&mut h, now, now + MS(6000), MSS, |_| Duration::ZERO);
+    let (g, _) = quiet_ack(&mut h, later);
+    assert!((g / 400.0 - 1.0).abs() < 1e-9, "capped at ρ²: {g}");
+    // A queue of the budget ends the probe; it starts again from one segment once the link
+    // no longer counts as full.
+    let t = feed(&mut h, later + MS(1), later + MS(300), MSS, |_| MS(3));
+    let t = feed(&mut h, t, t + MS(2100), MSS, |_| Duration::ZERO);
+    let (g, _) = quiet_ack(&mut h, t);
+    assert!(g < 1.1, "after a queue: {g}");
 }
 
 #[test]
@@ -968,8 +995,9 @@ fn the_observation_is_the_window_limited_pipe_and_the_base_rtt() {
 fn the_observation_is_one_round_at_full_rate_not_an_average_over_the_ramp() {
     // RFC 9959 §3.1: "the volume of data acknowledged in one RTT". A short transfer on a
     // 500 ms path: 400 ms at half the rate, then 700 ms at 1 MB/s, then the application runs
-    // out of data (its last ACKs app-limited). A rate averaged over a second would mix the two
-    // (≈ 400 kB); the round at full rate holds 500 kB.
+    // out of data (its last ACKs app-limited, and bunched: twice the rate, which a round the
+    // application limited must not count). A rate averaged over a second would mix the first
+    // two (≈ 400 kB); the round at full rate holds 500 kB.
     let params = HyblaParams {
         initial_window_bytes: 10 * MSS,
         ..HyblaParams::default()
@@ -984,8 +1012,8 @@ fn the_observation_is_one_round_at_full_rate_not_an_average_over_the_ramp() {
         h.on_end_acks(now, 0, false);
         now += MS(1);
     }
-    while now < MS(2100) {
-        h.on_ack(now, now - MS(500), MSS, true);
+    while now < MS(2700) {
+        h.on_ack(now, now - MS(500), 2 * MSS, true);
         h.on_end_acks(now, 0, true);
         now += MS(1);
     }

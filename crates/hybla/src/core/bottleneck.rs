@@ -44,7 +44,7 @@ impl Hybla {
             self.cwnd_bytes = target.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
-            self.reduced_at = Some(now);
+            self.mark_reduced(now);
         }
         self.path_seen_empty_at = Some(now);
     }
@@ -158,7 +158,7 @@ impl Hybla {
             self.cwnd_bytes = target.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
-            self.reduced_at = Some(now);
+            self.mark_reduced(now);
             self.drained_at = Some(now);
         }
     }

@@ -54,7 +54,7 @@ impl Hybla {
             && !queue
             && pipe.is_some_and(|p| self.cwnd_bytes >= p);
         if !above_pipe_quietly {
-            self.probe_since = None;
+            self.probe_segments_per_rtt = None;
         }
         let per_rtt_segments = match self.params.growth {
             Growth::Seed => rho * rho,
@@ -85,21 +85,23 @@ impl Hybla {
                 } else {
                     1.0
                 };
-                floor.max(self.probe_segments_per_rtt(rho))
+                floor.max(self.probe_segments_per_rtt(rho, bytes))
             }
             Growth::PipeAware => rho * rho,
         };
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }
 
-    /// The probe's growth above the pipe: one segment per RTT when it starts, times
-    /// [`PROBE_GAIN_PER_ROUND`] per base RTT since, at most ρ² (Hybla's own pace).
-    fn probe_segments_per_rtt(&mut self, rho: f64) -> f64 {
-        let since = *self.probe_since.get_or_insert(self.now);
-        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        let rounds = self.now.saturating_sub(since).as_secs_f64() / base.as_secs_f64().max(1e-6);
-        // Capped before the power: ρ² < 2⁶⁴ for any path.
-        PROBE_GAIN_PER_ROUND.powf(rounds.min(64.0)).min(rho * rho)
+    /// The probe's growth above the pipe for `bytes` acknowledged: one segment per RTT when it
+    /// starts, times [`PROBE_GAIN_PER_ROUND`] per window of bytes acknowledged since (a round
+    /// of the flow's own sending: app-limited stretches and reductions do not advance it), at
+    /// most ρ² (Hybla's own pace).
+    fn probe_segments_per_rtt(&mut self, rho: f64, bytes: f64) -> f64 {
+        let current = self.probe_segments_per_rtt.unwrap_or(1.0).min(rho * rho);
+        let rounds = bytes / self.cwnd_bytes.max(1) as f64;
+        self.probe_segments_per_rtt =
+            Some((current * PROBE_GAIN_PER_ROUND.powf(rounds)).min(rho * rho));
+        current
     }
 
     /// The pipe that bounds Hybla's ρ² growth: the declared capacity × base RTT, less the

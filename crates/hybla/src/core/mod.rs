@@ -75,8 +75,9 @@ pub struct Hybla {
     round_delivered_bytes: u64,
     round_lost_bytes: u64,
     round_start: Duration,
-    /// Whether the application limited sending at any ACK frame of the current round.
-    round_app_limited: bool,
+    /// Whether something other than the flow's own window (the application, or Careful
+    /// Resume's jump) limited sending at any ACK frame of the current round.
+    round_limited_elsewhere: bool,
     /// (delivered, lost) bytes of the last [`LOSS_RATE_ROUNDS`] rounds, newest last.
     past_rounds: std::collections::VecDeque<(u64, u64)>,
     /// When start-up ended (its drain already took the window to the pipe).
@@ -101,9 +102,10 @@ pub struct Hybla {
     others_growth_bytes_per_s: f64,
     /// When a queue of at least the flow's budget was last seen.
     saturated_at: Option<Duration>,
-    /// Since when the window has grown above the pipe with no queue in sight: the path has
-    /// more room than the pipe says, and the probe's growth doubles every base RTT from then.
-    probe_since: Option<Duration>,
+    /// The probe's growth per RTT, segments, while the window grows above the pipe with no
+    /// queue in sight (the path may have more room than the pipe says): doubles with every
+    /// window's worth of bytes acknowledged in that state; `None` outside it.
+    probe_segments_per_rtt: Option<f64>,
     /// Since when a queue of more than twice the flow's budget has stood.
     excess_since: Option<Duration>,
     /// When the path was last seen without a standing queue (the base RTT is fresh).
@@ -170,7 +172,7 @@ impl Hybla {
             reached_target_at: None,
             startup_ended_at: None,
             round_delivered_bytes: 0,
-            round_app_limited: false,
+            round_limited_elsewhere: false,
             round_lost_bytes: 0,
             round_start: Duration::ZERO,
             past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
@@ -182,7 +184,7 @@ impl Hybla {
             growth_anchor: None,
             others_growth_bytes_per_s: 0.0,
             saturated_at: None,
-            probe_since: None,
+            probe_segments_per_rtt: None,
             excess_since: None,
             path_seen_empty_at: None,
             path_rtt: WindowedMin::new(PATH_RTT_WINDOW),
@@ -219,10 +221,11 @@ impl Hybla {
     }
 
     /// What this connection measured of its path, for the next connection to resume from
-    /// (RFC 9959 §3.1): the most bytes acknowledged in one round (a base RTT) that the window
-    /// limited throughout, over the last 10 s (`OBSERVATION_WINDOW`; at most the bottleneck's
-    /// rate × the base RTT, so a slow-start overshoot does not count, §4.1), and the base RTT. `None` while it is below four initial windows (not worth
-    /// resuming, §3.1) or the connection never filled its window.
+    /// (RFC 9959 §3.1): the most bytes acknowledged in one round (per base RTT) that the
+    /// flow's window limited throughout, over the last 10 s (`OBSERVATION_WINDOW`; at most the
+    /// bottleneck's rate × the base RTT, so a slow-start overshoot does not count, §4.1), and
+    /// the base RTT. `None` while it is below four initial windows (not worth resuming, §3.1)
+    /// or the connection never filled its window.
     pub fn observation(&self) -> Option<SavedPath> {
         let window = self.observed_window.get()? as u64;
         let rtt = self.observed_rtt?;
@@ -230,6 +233,14 @@ impl Hybla {
             saved_cwnd_bytes: window,
             saved_rtt: rtt,
         })
+    }
+
+    /// The window was just reduced (a congestion loss, a retreat, shedding the flow's own
+    /// queue or refreshing the base RTT): the time is kept, and a probe above the pipe starts
+    /// again from one segment.
+    pub(super) fn mark_reduced(&mut self, now: Duration) {
+        self.reduced_at = Some(now);
+        self.probe_segments_per_rtt = None;
     }
 
     fn apply_resume(&mut self, now: Duration, command: Option<ResumeCommand>) {
@@ -260,7 +271,7 @@ impl Hybla {
                 self.estimating_ssthresh = false;
                 self.startup_ended_at = Some(now);
                 self.recovery_start = Some(now);
-                self.reduced_at = Some(now);
+                self.mark_reduced(now);
             }
             ResumeCommand::ExitRetreat { ssthresh_bytes } => {
                 self.ssthresh_bytes = ssthresh_bytes;
@@ -422,7 +433,7 @@ impl Hybla {
     /// start-up bandwidth estimate, Careful Resume's phase changes and the observation of the
     /// path for the next connection.
     pub fn on_end_acks(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
-        self.round_app_limited |= app_limited;
+        self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
         let closed_round = self.end_ack_frame(now);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
@@ -432,7 +443,6 @@ impl Hybla {
         // from rounds the window limited throughout.
         if let Some((delivered_bytes, window_limited)) = closed_round
             && window_limited
-            && !self.resume_owns_window()
         {
             let sample = delivered_bytes.min(self.cwnd_bytes);
             self.observed_window.update(now, sample as f64);
@@ -440,8 +450,9 @@ impl Hybla {
         }
     }
 
-    /// Closes one ACK frame; when it also closes a round (one base RTT), that round's
-    /// delivered bytes and whether the window limited sending throughout it.
+    /// Closes one ACK frame; when it also closes a round (one base RTT), the bytes that round
+    /// delivered per base RTT (a round closes at the first frame after a base RTT, so it may
+    /// last longer) and whether the flow's own window limited sending throughout it.
     fn end_ack_frame(&mut self, now: Duration) -> Option<(u64, bool)> {
         let owned = self.resume_owns_window();
         let mut queue_now = false;
@@ -487,12 +498,20 @@ impl Hybla {
         let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
         let mut closed_round = None;
         if now >= self.round_start + horizon {
+            // Per base RTT: a stall or sparse ACK frames stretch a round beyond one.
+            let length = now.saturating_sub(self.round_start);
             self.round_start = now;
             let round = (
                 std::mem::take(&mut self.round_delivered_bytes),
                 std::mem::take(&mut self.round_lost_bytes),
             );
-            closed_round = Some((round.0, !std::mem::take(&mut self.round_app_limited)));
+            let per_base_rtt = if length > horizon {
+                (round.0 as f64 * horizon.as_secs_f64() / length.as_secs_f64()) as u64
+            } else {
+                round.0
+            };
+            let limited_elsewhere = std::mem::take(&mut self.round_limited_elsewhere);
+            closed_round = Some((per_base_rtt, !limited_elsewhere));
             if self.past_rounds.len() == LOSS_RATE_ROUNDS {
                 self.past_rounds.pop_front();
             }
@@ -594,7 +613,7 @@ impl Hybla {
             self.cwnd_bytes = reduced.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
-            self.reduced_at = Some(now);
+            self.mark_reduced(now);
         }
         if persistent {
             self.cwnd_bytes = self.minimum_window();
