@@ -961,14 +961,20 @@ fn a_core_without_careful_resume_never_reports_one() {
     assert_eq!(h.resume_report(), None);
 }
 
-/// A core on a 1 MB/s, 500 ms path (pipe 500 kB) acknowledging one packet per millisecond for
-/// two seconds, limited by its window or (`app_limited`) by the application.
-fn observed(app_limited: bool) -> Hybla {
+/// A core with the defaults and a 10-segment initial window (four of them, 40 kB, is the
+/// smallest window worth saving).
+fn ten_segment_start() -> Hybla {
     let params = HyblaParams {
         initial_window_bytes: 10 * MSS,
         ..HyblaParams::default()
     };
-    let mut h = Hybla::new(params, MSS);
+    Hybla::new(params, MSS)
+}
+
+/// A core on a 1 MB/s, 500 ms path (pipe 500 kB) acknowledging one packet per millisecond for
+/// two seconds, limited by its window or (`app_limited`) by the application.
+fn observed(app_limited: bool) -> Hybla {
+    let mut h = ten_segment_start();
     let mut now = MS(500);
     while now < MS(2500) {
         h.on_ack(now, now - MS(500), MSS, app_limited);
@@ -998,11 +1004,7 @@ fn the_observation_is_one_round_at_full_rate_not_an_average_over_the_ramp() {
     // out of data (its last ACKs app-limited, and bunched: twice the rate, which a round the
     // application limited must not count). A rate averaged over a second would mix the first
     // two (≈ 400 kB); the round at full rate holds 500 kB.
-    let params = HyblaParams {
-        initial_window_bytes: 10 * MSS,
-        ..HyblaParams::default()
-    };
-    let mut h = Hybla::new(params, MSS);
+    let mut h = ten_segment_start();
     let mut now = MS(500);
     while now < MS(1600) {
         // One packet per millisecond at full rate, one per two before.
@@ -1027,11 +1029,7 @@ fn the_observation_is_one_round_at_full_rate_not_an_average_over_the_ramp() {
 #[test]
 fn an_observation_below_four_initial_windows_is_not_saved() {
     // 1 packet per 20 ms at 500 ms: 25 kB per round trip < 4 × 10 kB.
-    let params = HyblaParams {
-        initial_window_bytes: 10 * MSS,
-        ..HyblaParams::default()
-    };
-    let mut h = Hybla::new(params, MSS);
+    let mut h = ten_segment_start();
     let mut now = MS(500);
     while now < MS(5500) {
         h.on_ack(now, now - MS(500), MSS, false);
