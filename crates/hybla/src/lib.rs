@@ -43,6 +43,7 @@
 //! behind the loss classifier are internal; their values are documented in the source.
 
 mod core;
+mod loss_by_queue;
 mod min_filter;
 mod queue;
 mod quinn;
@@ -50,8 +51,8 @@ mod rate;
 mod resume;
 
 pub use crate::core::{
-    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally,
-    LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE,
+    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossClassifier, LossRecord,
+    LossTally, LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE,
 };
 pub use crate::quinn::{HyblaConfig, LossReport, ResumeState, loss_report_of, resume_state_of};
 pub use crate::resume::{

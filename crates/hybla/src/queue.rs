@@ -101,7 +101,7 @@ impl QueueMonitor {
     }
 
     /// The filter window at base RTT `base`.
-    fn filter_window(base: Duration) -> Duration {
+    pub(crate) fn filter_window(base: Duration) -> Duration {
         (base / 4).max(MIN_FILTER_WINDOW)
     }
 

@@ -10,7 +10,8 @@ use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 
 use crate::core::{
-    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossRecord, LossTally,
+    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossClassifier, LossRecord,
+    LossTally,
 };
 use crate::resume::{ResumeParams, ResumeReport, SavedPath};
 
@@ -85,6 +86,12 @@ impl HyblaConfig {
     /// Growth per RTT while the bottleneck is shared with other flows (pipe-aware growth only).
     pub fn competing_growth(&mut self, value: CompetingGrowth) -> &mut Self {
         self.params.competing_growth = value;
+        self
+    }
+
+    /// How a loss is classified (pipe-aware growth only; default: the queue threshold).
+    pub fn loss_classifier(&mut self, value: LossClassifier) -> &mut Self {
+        self.params.loss_classifier = value;
         self
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use quinn_proto::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
 use scenario::controllers::{
-    ControllerSpec, HyblaCompeting, HyblaGrowth, HyblaSpec, HyblaSsthresh,
+    ControllerSpec, HyblaClassifier, HyblaCompeting, HyblaGrowth, HyblaSpec, HyblaSsthresh,
 };
 
 /// A ready-to-use factory and the label reports show for it.
@@ -86,7 +86,7 @@ pub fn resumes(spec: &ControllerSpec) -> bool {
 }
 
 fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla::HyblaConfig {
-    use hybla::{CompetingGrowth, Growth, InitialSsthresh};
+    use hybla::{CompetingGrowth, Growth, InitialSsthresh, LossClassifier};
     let mut config = hybla::HyblaConfig::default();
     if let Some(rtt0) = spec.rtt0 {
         config.rtt0(rtt0);
@@ -122,6 +122,12 @@ fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla:
             HyblaCompeting::Reno => CompetingGrowth::Reno,
             HyblaCompeting::Rho => CompetingGrowth::Rho,
             HyblaCompeting::QueueRho => CompetingGrowth::QueueRho,
+        });
+    }
+    if let Some(classifier) = spec.classifier {
+        config.loss_classifier(match classifier {
+            HyblaClassifier::Threshold => LossClassifier::QueueThreshold,
+            HyblaClassifier::LossByQueue => LossClassifier::LossByQueue,
         });
     }
     if let Some(bdp) = declared_bdp_bytes {

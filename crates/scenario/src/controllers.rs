@@ -56,6 +56,8 @@ pub struct HyblaSpec {
     pub base_rtt_window: Option<Duration>,
     /// Growth per RTT while the bottleneck is shared.
     pub competing: Option<HyblaCompeting>,
+    /// How a loss is classified.
+    pub classifier: Option<HyblaClassifier>,
     /// Careful Resume (RFC 9959): a reconnecting flow's second connection resumes from what
     /// its first one measured (`careful_resume = true`; off by default).
     pub careful_resume: bool,
@@ -72,6 +74,15 @@ pub enum HyblaCompeting {
     Rho,
     /// ρ_q² with ρ_q = (base RTT + queue) / (RTT0 + queue) (`"queue-rho"`).
     QueueRho,
+}
+
+/// Hybla's `classifier` choices: how a loss is told congestion or random.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HyblaClassifier {
+    /// The queue at the lost packet's send time against this path's range (`"threshold"`).
+    Threshold,
+    /// The same, or a fuller queue losing twice as often as an emptier one (`"loss-by-queue"`).
+    LossByQueue,
 }
 
 /// Hybla's `initial_ssthresh` choices.
@@ -308,6 +319,17 @@ fn hybla_spec(
                     }
                 });
             }
+            "classifier" => {
+                spec.classifier = Some(match string_param(&field, value)? {
+                    "threshold" => HyblaClassifier::Threshold,
+                    "loss-by-queue" => HyblaClassifier::LossByQueue,
+                    other => {
+                        return Err(invalid(format!(
+                            "{other:?}: expected \"threshold\" (default) or \"loss-by-queue\""
+                        )));
+                    }
+                });
+            }
             "initial_window" => spec.initial_window = Some(size_param(&field, value)?),
             "loss_reduction_factor" => {
                 spec.loss_reduction_factor = Some(float_param(&field, value)?)
@@ -322,7 +344,7 @@ fn hybla_spec(
             }
             _ => {
                 return Err(invalid(
-                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, competing, initial_window, loss_reduction_factor, base_rtt_window, careful_resume".into(),
+                    "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, competing, classifier, initial_window, loss_reduction_factor, base_rtt_window, careful_resume".into(),
                 ));
             }
         }
@@ -360,6 +382,7 @@ mod tests {
             "rtt0=25ms",
             "loss_reduction_factor=0.5",
             "competing=\"reno\"",
+            "classifier=\"loss-by-queue\"",
         ])
         .unwrap();
         let ControllerSpec::Hybla(hybla) = spec else {
@@ -368,6 +391,10 @@ mod tests {
         assert_eq!(hybla.rtt0, Some(Duration::from_millis(25)));
         assert_eq!(hybla.loss_reduction_factor, Some(0.5));
         assert_eq!(hybla.competing, Some(HyblaCompeting::Reno));
+        assert_eq!(hybla.classifier, Some(HyblaClassifier::LossByQueue));
+        let err = flags(&["classifier=\"spike\""]).unwrap_err();
+        assert_eq!(err.field, "--cc-param.classifier");
+        assert!(err.problem.contains("\"loss-by-queue\""), "{err}");
         // `inf` and `nan` are text, as in `--set`, so no float check ever sees them.
         let err = flags(&["loss_reduction_factor=inf"]).unwrap_err();
         assert_eq!(err.field, "--cc-param.loss_reduction_factor");

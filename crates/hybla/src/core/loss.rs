@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::Hybla;
-use super::params::{Growth, LOSS_RATE_SAMPLE_PACKETS, RANDOM_LOSS_MAX_RATE};
+use super::params::{Growth, LOSS_RATE_SAMPLE_PACKETS, LossClassifier, RANDOM_LOSS_MAX_RATE};
 
 /// How the controller took a loss: the answer its loss classifier gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,8 +66,17 @@ impl Hybla {
         }
     }
 
-    /// How a loss batch whose newest packet was sent at `sent` is taken.
-    pub(super) fn classify(&self, sent: Duration, persistent: bool) -> LossVerdict {
+    /// The queue a packet sent at `sent` met: the reading around its send time, or the latest
+    /// one when none is kept from then.
+    pub(super) fn queue_at_send_time(&self, sent: Duration) -> Duration {
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        self.queue
+            .at_send_time(sent, base)
+            .unwrap_or(self.queue.delay())
+    }
+
+    /// How a loss batch whose newest packet met a queue of `queue` is taken.
+    pub(super) fn classify(&self, queue: Duration, persistent: bool) -> LossVerdict {
         // ρ = 1 (RTT ≤ RTT0): Hybla is NewReno ([Caini2004] §3.1), and NewReno takes every loss
         // for congestion. The random-loss extension is for paths that Hybla compensates.
         if self.params.growth == Growth::Seed || persistent || self.rho <= 1.0 {
@@ -78,12 +87,15 @@ impl Hybla {
         if self.loss_rate() > RANDOM_LOSS_MAX_RATE {
             return LossVerdict::Congestion;
         }
-        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        let queue = self
-            .queue
-            .at_send_time(sent, base)
-            .unwrap_or(self.queue.delay());
-        if queue >= self.queue.congestion_threshold(self.competing()) {
+        // Above the threshold for this path's queue, or, if asked, where the flow's own record
+        // shows a fuller queue losing clearly more than an emptier one (an AQM's drops below
+        // any threshold, a shallow buffer's top).
+        if queue >= self.queue.congestion_threshold(self.competing())
+            || (self.params.loss_classifier == LossClassifier::LossByQueue
+                && self
+                    .loss_by_queue
+                    .fuller_queue_loses_more(queue, self.mss_bytes))
+        {
             LossVerdict::Congestion
         } else {
             LossVerdict::Random

@@ -17,6 +17,7 @@ use std::time::Duration;
 /// the controller: (numerator, denominator).
 const QUINN_PACER_GAIN: (u64, u64) = (5, 4);
 
+use crate::loss_by_queue::LossByQueue;
 use crate::min_filter::{WindowedMax, WindowedMin};
 use crate::queue::QueueMonitor;
 use crate::rate::DeliveryRate;
@@ -33,8 +34,8 @@ pub use loss::{LossRecord, LossTally, LossVerdict};
 #[cfg(test)]
 pub(crate) use params::STARTUP_GAIN_PER_ROUND;
 pub use params::{
-    CompetingGrowth, Growth, HyblaParams, InitialSsthresh, LOSS_RATE_ROUNDS, MAX_WINDOW_BYTES,
-    MIN_RATE_SPAN, OBSERVATION_WINDOW, PATH_RTT_WINDOW, RANDOM_LOSS_MAX_RATE,
+    CompetingGrowth, Growth, HyblaParams, InitialSsthresh, LOSS_RATE_ROUNDS, LossClassifier,
+    MAX_WINDOW_BYTES, MIN_RATE_SPAN, OBSERVATION_WINDOW, PATH_RTT_WINDOW, RANDOM_LOSS_MAX_RATE,
 };
 
 /// Slow start or congestion avoidance.
@@ -86,6 +87,8 @@ pub struct Hybla {
     reached_target_at: Option<Duration>,
     /// The bottleneck queue as the RTT samples show it; the loss classifier.
     queue: QueueMonitor,
+    /// Bytes delivered and lost at each level of queue: whether a fuller queue loses more.
+    loss_by_queue: LossByQueue,
     /// Until when the flow behaves as one of several sharing the bottleneck.
     competing_until: Option<Duration>,
     /// When the window was last reduced (a congestion loss, or shedding the flow's own
@@ -177,6 +180,7 @@ impl Hybla {
             round_start: Duration::ZERO,
             past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
             queue: QueueMonitor::new(),
+            loss_by_queue: LossByQueue::new(),
             competing_until: None,
             reduced_at: None,
             competition_seen_since: None,
@@ -463,7 +467,8 @@ impl Hybla {
                 .map_or(Duration::ZERO, |c| {
                     Duration::from_secs_f64(self.mss_bytes as f64 / c)
                 });
-            let packets = std::mem::take(&mut self.frame_bytes) as f64 / self.mss_bytes as f64;
+            let frame_bytes = std::mem::take(&mut self.frame_bytes);
+            let packets = frame_bytes as f64 / self.mss_bytes as f64;
             self.packets_per_frame += (packets - self.packets_per_frame) / 8.0;
             // The flow's own queue: a couple of packets, plus the burst each ACK frame releases
             // (one ACK per k + 1 packets on a thinned return link), which queues behind itself.
@@ -471,6 +476,16 @@ impl Hybla {
                 .mul_f64(f64::from(crate::queue::BUDGET_PACKETS) + self.packets_per_frame.max(0.0));
             self.queue
                 .on_frame(now, self.frame_min_sent, sample, base, own_queue);
+            // Counted at the reading around its send time once the packets sent up to a
+            // filter window after it have been sampled: the reading a loss gets.
+            self.loss_by_queue
+                .on_delivered(self.frame_min_sent, frame_bytes);
+            let settled = self
+                .frame_newest_sent
+                .saturating_sub(crate::queue::QueueMonitor::filter_window(base));
+            let queue = &self.queue;
+            self.loss_by_queue
+                .settle(now, settled, |sent| queue.at_send_time(sent, base));
             queue_now = self.queue.delay() >= self.queue.budget();
             if queue_now {
                 self.saturated_at = Some(now);
@@ -564,7 +579,9 @@ impl Hybla {
         let verdict = if lost_bytes == 0 {
             LossVerdict::Congestion
         } else {
-            let verdict = self.classify(sent, persistent);
+            let queue_at_send = self.queue_at_send_time(sent);
+            self.loss_by_queue.on_lost(now, queue_at_send, lost_bytes);
+            let verdict = self.classify(queue_at_send, persistent);
             self.record_loss(sent, lost_bytes, verdict);
             verdict
         };

@@ -150,6 +150,21 @@ pub enum Growth {
     PipeAware,
 }
 
+/// How a loss is classified ([`Growth::PipeAware`] only). More may come (`#[non_exhaustive]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LossClassifier {
+    /// Congestion when the queue at the lost packet's send time was in the upper part of what
+    /// this path's queue has held, or the loss share exceeds [`RANDOM_LOSS_MAX_RATE`].
+    QueueThreshold,
+    /// The same, and congestion too where the flow's own record shows packets sent at this
+    /// queue or a fuller one lost at least twice as often as those sent at an emptier one
+    /// (the crate's `loss_by_queue` module, after \[Liu2003\]). Takes RED's and shallow
+    /// buffers' drops as congestion (85–100 % of them in the fairness matrix, against 29–57 %),
+    /// but does not make the flow fairer there: not the default (reports/hybla-friendliness).
+    LossByQueue,
+}
+
 /// Settings of one Hybla instance. Start from [`HyblaParams::default`] (or
 /// [`HyblaConfig::params`](crate::HyblaConfig::params)) and change fields: new settings come
 /// with defaults that keep today's behaviour, so the struct is `#[non_exhaustive]`.
@@ -184,6 +199,8 @@ pub struct HyblaParams {
     pub record_losses: bool,
     /// How the window grows while the bottleneck is shared ([`Growth::PipeAware`]).
     pub competing_growth: CompetingGrowth,
+    /// How a loss is classified ([`Growth::PipeAware`]).
+    pub loss_classifier: LossClassifier,
     /// Resume from a previous connection's measurement of the path (RFC 9959 Careful Resume;
     /// see the `resume` module). `None`: every connection starts from scratch.
     pub careful_resume: Option<ResumeParams>,
@@ -203,6 +220,7 @@ impl Default for HyblaParams {
             declared_bdp_bytes: None,
             record_losses: false,
             competing_growth: CompetingGrowth::Matched,
+            loss_classifier: LossClassifier::QueueThreshold,
             careful_resume: None,
         }
     }
