@@ -18,7 +18,9 @@
 //!   target the cap grows by the same law, at most ×1.25 and at most one target's worth of
 //!   the delivery rate per round (the bulk regains capacity in a few rounds, not seconds of
 //!   fixed steps, and one round's growth never becomes more queue than the target: on a GEO
-//!   path ×1.25 alone would add 150 ms). A cap below the media's own pipe grows from that
+//!   path ×1.25 alone would add 150 ms) — twice that after a round in which the path stayed
+//!   empty, four times after two, up to ×1.25, so that capacity that tripled is found in
+//!   about six GEO rounds instead of seventeen. A cap below the media's own pipe grows from that
 //!   pipe, not from the floor: the cap counts both classes, and below the media's occupancy
 //!   the bulk would send nothing for ten seconds of GEO rounds after each overload.
 //! - **Room for media, just in time for both**: media may always have its own pipe (its rate
@@ -162,6 +164,10 @@ pub struct Balancer {
     rounds_with_standing_queue: u32,
     /// The smallest RTT sample of the latest observation that had one.
     latest_rtt_sample: Option<Duration>,
+    /// Rounds in a row in which the cap limited the bulk and the queue stayed empty (under a
+    /// quarter target in the smoothed RTT and the latest sample): each grew twice as much as
+    /// the one before.
+    empty_rounds: u32,
 }
 
 impl Balancer {
@@ -188,6 +194,7 @@ impl Balancer {
             last_round_min_sample: None,
             rounds_with_standing_queue: 0,
             latest_rtt_sample: None,
+            empty_rounds: 0,
         }
     }
 
@@ -398,6 +405,8 @@ impl Balancer {
         let floor = self.floor_bytes(view);
         let base = view.min_rtt.as_secs_f64();
         let target = self.config.target.as_secs_f64();
+        let grew = self.empty_rounds;
+        self.empty_rounds = 0;
         if !self.media_satisfied() {
             // Media first: while it does not get what it offers, the bulk halves each round
             // and does not grow, whatever the queue says.
@@ -427,7 +436,17 @@ impl Balancer {
             // smoothed RTT after an overload still holds the old queue.
             let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
             let from = self.window_bytes.max(self.media_pipe_bytes(view) as u64) as f64;
-            let grown = (from * growth).min(from + rate_bytes_per_s * target);
+            // Where the path stayed empty round after round, each round's growth doubles the
+            // last: the link has more room than a target's worth, and one target per round
+            // takes 17 rounds (11 s at GEO) to triple.
+            let quarter_target = self.config.target / 4;
+            let empty = queue_delay < quarter_target
+                && self
+                    .latest_rtt_sample
+                    .is_some_and(|s| s.saturating_sub(view.min_rtt) < quarter_target);
+            self.empty_rounds = if empty { grew + 1 } else { 0 };
+            let targets = 2f64.powi(self.empty_rounds.saturating_sub(1).min(16) as i32);
+            let grown = (from * growth).min(from + rate_bytes_per_s * target * targets);
             self.window_bytes = (grown as u64).max(floor);
         }
     }

@@ -82,6 +82,23 @@ fn no_queue_grows_the_cap_by_the_factor_or_one_target_of_rate_up_to_the_controll
 }
 
 #[test]
+fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
+    // GEO as above, every round window-limited, the smoothed RTT and the latest sample at the
+    // minimum: round 1 adds one target of rate, round 2 two targets.
+    let mut b = Balancer::new(config());
+    b.observe(&sampled(view(0, 1_000_000, 300_000, 600, 600), 600));
+    b.window_bytes = 300_000;
+    b.observe(&sampled(view(600, 1_000_000, 300_000, 600, 600), 600));
+    assert_eq!(b.window_bytes(), 312_500);
+    b.observe(&sampled(view(1_200, 1_000_000, 312_500, 600, 600), 600));
+    // 312.5 kB / 0.6 s × 25 ms × 2 = 26 041.67 B.
+    assert_eq!(b.window_bytes(), 312_500 + 26_041);
+    // A sample with a quarter target of queue (6.25 ms) ends the run: one target again.
+    b.observe(&sampled(view(1_800, 1_000_000, 338_541, 600, 600), 607));
+    assert_eq!(b.window_bytes(), 338_541 + 338_541 * 25 / 600);
+}
+
+#[test]
 fn a_cap_below_the_media_pipe_grows_from_that_pipe() {
     let mut b = Balancer::new(config());
     // A GEO path after an overload: about 2 Mbit/s of media over a 600 ms minimum RTT
