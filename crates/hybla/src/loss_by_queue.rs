@@ -3,9 +3,10 @@
 //!
 //! Random loss on a link does not care how full the bottleneck's queue is; a queue drop
 //! happens only at some queue (drop-tail: at its top; RED: with a probability that rises from
-//! its minimum threshold). So the flow counts the bytes it sent at each level of queue (the
-//! filtered reading when they were acknowledged) and the bytes lost at each level (the reading
-//! at the lost packet's send time), and asks of a loss: were the packets sent at this queue or
+//! its minimum threshold). So the flow counts the bytes delivered and the bytes lost at
+//! each level of queue, both at the reading around the packet's send time (a delivery once the
+//! packets sent just after it have been sampled; a loss batch at its newest packet's, an ACK
+//! frame at its fastest packet's), and asks of a loss: were the packets sent at this queue or
 //! a fuller one lost clearly more often than those sent at an emptier one? That is the idea of
 //! \[Liu2003\] (the RTTs of lost packets against those of delivered ones, there with a hidden
 //! Markov model) reduced to one one-sided test, and it scales with the path by construction:
@@ -18,8 +19,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Queue levels: `[0, 0.5 ms)`, then doublings from 0.5 ms; the last bin is open-ended
-/// (≥ 1 s). A factor of two is as fine as the readings are: a queue reading is a minimum over
-/// a filter window, taken when the packet was sent or acknowledged.
+/// (≥ 1 s). A factor of two is as fine as the readings are: a queue reading is the minimum
+/// over a filter window around the packet's send time.
 const BINS: usize = 13;
 
 /// Upper edge of the first bin.
@@ -33,9 +34,8 @@ pub const HALF_LIFE: Duration = Duration::from_secs(20);
 pub const MIN_BELOW_PACKETS: f64 = 200.0;
 
 /// A loss is congestion when, under the emptier levels' loss rate (its upper bound, below),
-/// the losses at its level or fuller would be at most this likely. Low, because every loss is
-/// tested: at 1 % a lone flow with random loss would take about one loss in a hundred as
-/// congestion.
+/// the losses at its level or fuller would be at most this likely (with that rate doubled,
+/// [`MIN_LOSS_RATE_RATIO`]). Low, because every loss is tested.
 pub const SIGNIFICANCE: f64 = 0.001;
 
 /// ... and only when they were lost at least this many times as often: a lone flow's own
@@ -125,8 +125,9 @@ impl LossByQueue {
     }
 
     /// Whether packets sent at a queue of `queue` or more are lost clearly more often
-    /// ([`MIN_LOSS_RATE_RATIO`] times, at [`SIGNIFICANCE`]) than those sent at an emptier one (packets of `mss_bytes`). Counts the losses recorded so far,
-    /// so record a loss before asking about it.
+    /// ([`MIN_LOSS_RATE_RATIO`] times, at [`SIGNIFICANCE`]) than those sent at an emptier one
+    /// (packets of `mss_bytes`; a part of a packet lost counts as one). Counts the losses
+    /// recorded so far, so record a loss before asking about it.
     pub(crate) fn fuller_queue_loses_more(&self, queue: Duration, mss_bytes: u64) -> bool {
         let level = Self::bin(queue);
         if level == 0 {
@@ -146,27 +147,47 @@ impl LossByQueue {
         let rate_below = (lost_below + BELOW_LOSS_PRIOR_PACKETS) / sent_below;
         poisson_tail(
             sent_above * rate_below * MIN_LOSS_RATE_RATIO,
-            lost_above.round() as u64,
+            lost_above.ceil() as u64,
         ) < SIGNIFICANCE
     }
 }
 
-/// P(X ≥ k) for X ~ Poisson(λ).
+/// P(X ≥ k) for X ~ Poisson(λ). Each term from its logarithm: e^−λ alone underflows above
+/// λ ≈ 745, which a fast path's counts reach (at 100 Mbit/s the counts hold 300 000 packets).
 fn poisson_tail(lambda: f64, k: u64) -> f64 {
     if k == 0 {
         return 1.0;
     }
-    // 1 − P(X ≤ k − 1), the terms summed in order (k is at most a few thousand here).
-    let mut term = (-lambda).exp();
-    let mut below = term;
-    for j in 1..k {
-        term *= lambda / j as f64;
-        below += term;
-        if term < 1e-300 && j as f64 > lambda {
-            break;
-        }
+    if lambda <= 0.0 {
+        return 0.0;
     }
-    (1.0 - below).max(0.0)
+    let log_term = |j: u64| -lambda + j as f64 * lambda.ln() - ln_factorial(j);
+    if k as f64 > lambda {
+        // The upper tail directly: its terms fall by λ / (j + 1) < 1 from the first.
+        let mut term = log_term(k).exp();
+        let mut tail = term;
+        let mut j = k;
+        while term > tail * 1e-17 {
+            j += 1;
+            term *= lambda / j as f64;
+            tail += term;
+        }
+        tail.min(1.0)
+    } else {
+        // At or below the mean the tail is at least about ½: 1 − P(X ≤ k − 1).
+        let below: f64 = (0..k).map(|j| log_term(j).exp()).sum();
+        (1.0 - below).max(0.0)
+    }
+}
+
+/// ln(n!): summed up to 256, Stirling's series beyond (error below 1e-12 there).
+fn ln_factorial(n: u64) -> f64 {
+    if n <= 256 {
+        return (2..=n).map(|j| (j as f64).ln()).sum();
+    }
+    let n = n as f64;
+    n * n.ln() - n + 0.5 * (2.0 * std::f64::consts::PI * n).ln() + 1.0 / (12.0 * n)
+        - 1.0 / (360.0 * n.powi(3))
 }
 
 #[cfg(test)]
@@ -198,6 +219,17 @@ mod tests {
         }
         assert_eq!(poisson_tail(5.0, 0), 1.0);
         assert!(poisson_tail(0.5, 50) < 1e-40);
+        // Beyond e^−λ's range the tails are tiny, not 1. P(X ≥ 800 | 746) ≈ 0.026 by the normal
+        // approximation with continuity correction, 1 − Φ(53.5 / √746).
+        assert!(poisson_tail(746.0, 2000) < 1e-100);
+        assert!(poisson_tail(1000.0, 3000) < 1e-100);
+        let near = poisson_tail(746.0, 800);
+        assert!((near - 0.026).abs() < 0.004, "{near}");
+        // At or below the mean the tail is about ½ or more.
+        assert!(poisson_tail(2600.0, 2600) > 0.49);
+        // Summed and Stirling's ln n! meet at 256.
+        let summed: f64 = (2..=300u64).map(|j| (j as f64).ln()).sum();
+        assert!((ln_factorial(300) - summed).abs() < 1e-9);
     }
 
     /// 10 000 packets at an empty queue and 2 000 at 20 ms: the loss pattern decides.
@@ -240,9 +272,11 @@ mod tests {
 
     #[test]
     fn too_few_packets_at_emptier_levels_decide_nothing() {
+        // 100 packets below, none lost; 1 000 delivered and 200 lost above: λ = 2 × 1 200 ×
+        // 3 / 100 = 72 and 200 lost would be significant, but 100 packets are too few to trust.
         let mut m = LossByQueue::new();
         m.on_delivered(MS(1), 100 * MSS);
-        m.on_delivered(MS(2), 10_000 * MSS);
+        m.on_delivered(MS(2), 1_000 * MSS);
         m.settle(MS(10), MS(10), |sent| {
             Some(if sent == MS(1) {
                 Duration::ZERO
@@ -250,8 +284,9 @@ mod tests {
                 MS(20)
             })
         });
-        m.on_lost(MS(10), MS(20), 50 * MSS);
+        m.on_lost(MS(10), MS(20), 200 * MSS);
         assert!(!m.fuller_queue_loses_more(MS(20), MSS));
+        assert!(poisson_tail(72.0, 200) < SIGNIFICANCE);
     }
 
     #[test]

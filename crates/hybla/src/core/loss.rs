@@ -66,16 +66,8 @@ impl Hybla {
         }
     }
 
-    /// The queue a packet sent at `sent` met: the reading around its send time, or the latest
-    /// one when none is kept from then.
-    pub(super) fn queue_at_send_time(&self, sent: Duration) -> Duration {
-        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        self.queue
-            .at_send_time(sent, base)
-            .unwrap_or(self.queue.delay())
-    }
-
-    /// How a loss batch whose newest packet met a queue of `queue` is taken.
+    /// How a loss batch whose newest packet met a queue of `queue` (the reading around its send
+    /// time, or the latest one when none is kept from then) is taken.
     pub(super) fn classify(&self, queue: Duration, persistent: bool) -> LossVerdict {
         // ρ = 1 (RTT ≤ RTT0): Hybla is NewReno ([Caini2004] §3.1), and NewReno takes every loss
         // for congestion. The random-loss extension is for paths that Hybla compensates.

@@ -476,16 +476,18 @@ impl Hybla {
                 .mul_f64(f64::from(crate::queue::BUDGET_PACKETS) + self.packets_per_frame.max(0.0));
             self.queue
                 .on_frame(now, self.frame_min_sent, sample, base, own_queue);
-            // Counted at the reading around its send time once the packets sent up to a
-            // filter window after it have been sampled: the reading a loss gets.
-            self.loss_by_queue
-                .on_delivered(self.frame_min_sent, frame_bytes);
-            let settled = self
-                .frame_newest_sent
-                .saturating_sub(crate::queue::QueueMonitor::filter_window(base));
-            let queue = &self.queue;
-            self.loss_by_queue
-                .settle(now, settled, |sent| queue.at_send_time(sent, base));
+            if self.params.loss_classifier == LossClassifier::LossByQueue {
+                // Counted at the reading around its send time once the packets sent up to a
+                // filter window after it have been sampled: the reading a loss gets.
+                self.loss_by_queue
+                    .on_delivered(self.frame_min_sent, frame_bytes);
+                let settled = self
+                    .frame_newest_sent
+                    .saturating_sub(crate::queue::QueueMonitor::filter_window(base));
+                let queue = &self.queue;
+                self.loss_by_queue
+                    .settle(now, settled, |sent| queue.at_send_time(sent, base));
+            }
             queue_now = self.queue.delay() >= self.queue.budget();
             if queue_now {
                 self.saturated_at = Some(now);
@@ -579,9 +581,16 @@ impl Hybla {
         let verdict = if lost_bytes == 0 {
             LossVerdict::Congestion
         } else {
-            let queue_at_send = self.queue_at_send_time(sent);
-            self.loss_by_queue.on_lost(now, queue_at_send, lost_bytes);
-            let verdict = self.classify(queue_at_send, persistent);
+            let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+            let reading = self.queue.at_send_time(sent, base);
+            // Counted only at a reading from its send time, as deliveries are: a burst loss
+            // with no samples around it must not land at today's queue.
+            if let Some(queue) = reading
+                && self.params.loss_classifier == LossClassifier::LossByQueue
+            {
+                self.loss_by_queue.on_lost(now, queue, lost_bytes);
+            }
+            let verdict = self.classify(reading.unwrap_or(self.queue.delay()), persistent);
             self.record_loss(sent, lost_bytes, verdict);
             verdict
         };

@@ -164,9 +164,10 @@ pub struct Balancer {
     rounds_with_standing_queue: u32,
     /// The smallest RTT sample of the latest observation that had one.
     latest_rtt_sample: Option<Duration>,
-    /// Rounds in a row in which the cap limited the bulk and the queue stayed empty (under a
-    /// quarter target in the smoothed RTT and the latest sample): each grew twice as much as
-    /// the one before.
+    /// Rounds in a row in which the bulk used its cap (which the controller's window may have
+    /// lowered) and the queue stayed empty (under a quarter target in the smoothed RTT and the
+    /// latest sample): each grew twice as much as the one before. While the controller's
+    /// window is the limit the count runs on, so the cap keeps pace once that window grows.
     empty_rounds: u32,
 }
 
@@ -444,7 +445,7 @@ impl Balancer {
                 && self
                     .latest_rtt_sample
                     .is_some_and(|s| s.saturating_sub(view.min_rtt) < quarter_target);
-            self.empty_rounds = if empty { grew + 1 } else { 0 };
+            self.empty_rounds = if empty { grew.saturating_add(1) } else { 0 };
             let targets = 2f64.powi(self.empty_rounds.saturating_sub(1).min(16) as i32);
             let grown = (from * growth).min(from + rate_bytes_per_s * target * targets);
             self.window_bytes = (grown as u64).max(floor);
@@ -454,6 +455,8 @@ impl Balancer {
     /// The drain's verdict at its end: a queue that stayed while we sent next to nothing is a
     /// competitor's.
     fn end_drain(&mut self, view: &TransportView, competitor: bool, resume: u64) {
+        // A drain is no empty round: growth starts again from one target.
+        self.empty_rounds = 0;
         if competitor {
             self.mode = Mode::Competing {
                 until: view.now + self.config.drain_interval,
