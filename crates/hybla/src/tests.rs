@@ -630,6 +630,26 @@ fn an_own_queue_that_stands_a_round_is_drained_to_the_budget() {
 }
 
 #[test]
+fn a_queue_the_application_makes_while_it_limits_sending_is_not_drained() {
+    // The same 20 ms for a whole round, but every ACK frame reports the application, not the
+    // window, as the limit (a media scheduler that keeps its own queue target): the queue is
+    // the application's bursts, not window excess, and the window stays, as it would not
+    // grow there either (RFC 7661's spirit). A keyframe then still fits in it.
+    let mut h = on_known_path(520 * MSS);
+    let mut now = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
+    let before = h.window();
+    while now < MS(2800) {
+        h.on_ack(now, now - MS(520), MSS, true);
+        h.on_end_acks(now, 0, true);
+        now += MS(1);
+    }
+    assert_eq!(h.window(), before);
+    // Window-limited again, the same queue is drained within a round or two.
+    let now = feed(&mut h, now, now + MS(1200), MSS, |_| MS(20));
+    assert!(h.window() < before, "{} ≥ {before} at {now:?}", h.window());
+}
+
+#[test]
 fn a_queue_that_outlives_a_drain_is_a_competitors_and_is_not_drained_again() {
     // Alone at the capacity with 20 ms of queue: drained once. The queue then stands on while
     // the flow gets 90 % of the capacity (over the 85 % that would mark competition by rate
