@@ -27,6 +27,9 @@ pub struct BalancerConfig {
     pub cancel_late_frames: bool,
     /// Share of the delivery rate an adaptive media source is asked to use.
     pub media_rate_share: f64,
+    /// Whether the bulk pauses just before the media's next keyframe is due (learned from
+    /// frame sizes), so that the keyframe meets no bulk queue at the bottleneck.
+    pub keyframe_gap: bool,
 }
 
 impl Default for BalancerConfig {
@@ -39,9 +42,13 @@ impl Default for BalancerConfig {
             min_window_packets: 2,
             cancel_late_frames: true,
             media_rate_share: 0.85,
+            keyframe_gap: true,
         }
     }
 }
+
+/// A pause for a keyframe that was due but has not come ends this long after it was due.
+pub(super) const KEYFRAME_GAP_GIVE_UP: Duration = Duration::from_millis(100);
 
 /// The largest frame is taken over this long (frames arrive every 33 ms, keyframes every 2 s).
 pub(super) const FRAME_WINDOW: Duration = Duration::from_secs(1);

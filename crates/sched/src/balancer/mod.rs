@@ -48,6 +48,12 @@
 //! - **Coupled to the congestion controller**: the cap never exceeds the controller's window
 //!   (plus two packets), and a loss that shrinks the window shrinks what bulk may write at
 //!   once.
+//! - **Keyframes meet an empty queue**: a keyframe is several frames' worth at once (40 kB from
+//!   a 2 Mbit/s source, 105 ms at 3 Mbit/s against 150 ms of slack), so even the target's
+//!   queue in front of it made most keyframes late where capacity was plentiful. The balancer
+//!   learns the keyframe interval from frame sizes and pauses the bulk from the queue's delay
+//!   (plus a quarter target) before the next is due until it is captured (at most 100 ms
+//!   past due); the media keeps its room meanwhile.
 //! - **Late frames are cancelled**: a frame that cannot arrive before its deadline is reset
 //!   instead of sent (RTP over QUIC, MoQ delivery timeouts), so an overload is not carried into
 //!   the next second.
@@ -81,12 +87,15 @@ use std::time::Duration;
 use crate::{Class, Scheduler, SendWindows, TransportView};
 
 mod config;
+mod keyframes;
 
 pub use config::{BalancerConfig, COMPETITION_QUEUE_TARGETS};
 
+use keyframes::KeyframeClock;
+
 use config::{
-    BULK_SLACK_PACKETS, FRAME_WINDOW, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S,
-    MEDIA_SATISFIED_SHARE,
+    BULK_SLACK_PACKETS, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MEDIA_PIPE_HEADROOM,
+    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -164,6 +173,8 @@ pub struct Balancer {
     rounds_with_standing_queue: u32,
     /// The smallest RTT sample of the latest observation that had one.
     latest_rtt_sample: Option<Duration>,
+    /// When the media's next keyframe is due.
+    keyframes: KeyframeClock,
     /// Rounds in a row in which the bulk used its cap (which the controller's window may have
     /// lowered) and the queue stayed empty (under a quarter target in the smoothed RTT and the
     /// latest sample): each grew twice as much as the one before. While the controller's
@@ -195,6 +206,7 @@ impl Balancer {
             last_round_min_sample: None,
             rounds_with_standing_queue: 0,
             latest_rtt_sample: None,
+            keyframes: KeyframeClock::default(),
             empty_rounds: 0,
         }
     }
@@ -401,6 +413,24 @@ impl Balancer {
         }
     }
 
+    /// When the bulk pauses before the next keyframe, if one is due and the pause is on: from
+    /// the queue's delay (plus a quarter target) before it is due, so that the bulk's queue
+    /// has drained when the keyframe reaches the bottleneck, until it is captured (then the
+    /// next one is due) or [`KEYFRAME_GAP_GIVE_UP`] after it was due.
+    fn keyframe_gap(&self, view: &TransportView) -> Option<(Duration, Duration)> {
+        if !self.config.keyframe_gap {
+            return None;
+        }
+        let due = self.keyframes.next_due()?;
+        let lead = view.srtt.saturating_sub(view.min_rtt) + self.config.target / 4;
+        Some((due.saturating_sub(lead), due + KEYFRAME_GAP_GIVE_UP))
+    }
+
+    fn in_keyframe_gap(&self, view: &TransportView) -> bool {
+        self.keyframe_gap(view)
+            .is_some_and(|(start, end)| view.now >= start && view.now < end)
+    }
+
     /// The delay mode's update of the cap: Little's law towards the target.
     fn hold_queue_to_target(&mut self, view: &TransportView, queue_delay: Duration, used: u64) {
         let floor = self.floor_bytes(view);
@@ -589,6 +619,7 @@ impl Scheduler for Balancer {
 
     fn on_frame(&mut self, now: Duration, bytes: u64) {
         self.recent_frames.push_back((now, bytes));
+        self.keyframes.on_frame(now, bytes);
     }
 
     fn on_written(&mut self, now: Duration, class: Class, bytes: u64) {
@@ -642,6 +673,12 @@ impl Scheduler for Balancer {
             // Never below the bulk's cap: the media goes first.
             media_bytes = media_bytes.min(cap.max(bulk_bytes).max(2 * view.mtu_bytes));
         }
+        // Before a keyframe the bulk pauses; the media keeps the room the cap gives it.
+        let bulk_bytes = if self.mode == Mode::Delay && self.in_keyframe_gap(&view) {
+            0
+        } else {
+            bulk_bytes
+        };
         Some(SendWindows {
             media_bytes,
             bulk_bytes,
@@ -729,7 +766,14 @@ impl Scheduler for Balancer {
                 let until = confirming.map_or(give_up_at, |(until, _)| until.min(give_up_at));
                 Some(self.round_end.map_or(until, |end| end.min(until)))
             }
-            _ => self.round_end,
+            _ => {
+                let view = self.view?;
+                let gap = self.keyframe_gap(&view).map(|(start, _)| start);
+                match (self.round_end, gap.filter(|&start| start > view.now)) {
+                    (Some(end), Some(start)) => Some(end.min(start)),
+                    (end, start) => end.or(start),
+                }
+            }
         }
     }
 }

@@ -99,6 +99,59 @@ fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
 }
 
 #[test]
+fn the_bulk_pauses_from_the_queue_delay_before_a_keyframe_is_due_until_it_comes() {
+    let mut b = Balancer::new(config());
+    // 30 frames a second, 8 kB, a 40 kB keyframe every 60 frames: keyframes found at
+    // frames 60 and 120, the next due at frame 180 (5 999.94 ms).
+    let capture = |i: u64| Duration::from_micros(i * 33_333);
+    for i in 0..=179u64 {
+        b.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
+    }
+    let due = capture(180);
+    // 40 ms of queue (srtt 90, minimum 50): the pause starts 40 + 25 / 4 ms before it is due.
+    let lead = Duration::from_micros(46_250);
+    let at = |t: Duration| view(t.as_millis() as u64, 1_000_000, 20_000, 90, 50);
+    b.observe(&at(due - lead - Duration::from_millis(2)));
+    assert!(b.send_window().unwrap().bulk_bytes > 0, "before the pause");
+    assert_eq!(
+        b.wakeup().map(|w| w <= due - lead),
+        Some(true),
+        "a wakeup at the pause"
+    );
+    b.observe(&at(due - lead + Duration::from_millis(1)));
+    let w = b.send_window().unwrap();
+    assert_eq!(w.bulk_bytes, 0, "paused");
+    assert!(
+        w.media_bytes > 40_000,
+        "the media keeps its room: {}",
+        w.media_bytes
+    );
+    // The keyframe comes: the pause ends (the next is due two seconds later).
+    b.on_frame(due, 40_000);
+    b.observe(&at(due + Duration::from_millis(1)));
+    assert_eq!(b.send_window().unwrap().bulk_bytes, b.window_bytes());
+    // One that never comes ends the pause 100 ms after it was due.
+    let mut late = Balancer::new(config());
+    for i in 0..=179u64 {
+        late.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
+    }
+    late.observe(&at(due + Duration::from_millis(99)));
+    assert_eq!(late.send_window().unwrap().bulk_bytes, 0);
+    late.observe(&at(due + Duration::from_millis(101)));
+    assert!(late.send_window().unwrap().bulk_bytes > 0);
+    // Off by configuration: no pause.
+    let mut off = Balancer::new(BalancerConfig {
+        keyframe_gap: false,
+        ..config()
+    });
+    for i in 0..=179u64 {
+        off.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
+    }
+    off.observe(&at(due - Duration::from_millis(10)));
+    assert!(off.send_window().unwrap().bulk_bytes > 0);
+}
+
+#[test]
 fn a_cap_below_the_media_pipe_grows_from_that_pipe() {
     let mut b = Balancer::new(config());
     // A GEO path after an overload: about 2 Mbit/s of media over a 600 ms minimum RTT
