@@ -126,18 +126,14 @@ impl Hybla {
     /// Alone, a queue beyond twice the flow's budget is the flow's own excess (a capacity drop,
     /// an overshoot): take it out of the window at once, W ← delivery rate × (base RTT +
     /// budget), at most once per RTT. A queue left standing would outlast the base-RTT filter
-    /// and pass for propagation delay.
+    /// and pass for propagation delay. In a round the application limited, not below what it
+    /// had in flight: a scheduler's queue target and its keyframes are not window excess, and
+    /// a window cut to the pipe held every keyframe back (media-bulk-geo with 3× rises: late
+    /// frames 1.8 → 0.8 % without the cut).
     pub(super) fn drain_own_queue(&mut self, now: Duration, base: Duration) {
         // The standing reading is the smallest of a whole round: a queue that lasts it keeps
-        // the link busy, whether or not the round's delivery rate reached the capacity. Not in
-        // a round the application limited: that queue is its own bursts (a media scheduler
-        // keeps a target of queue on purpose), not window excess, and a window cut to the pipe
-        // then holds its next keyframe back (on media-bulk-geo with 3× rises: late frames
-        // 1.8 → 0.8 %).
-        if self.estimating_ssthresh
-            || self.queue.standing() < 2 * self.queue.budget()
-            || self.round_limited_elsewhere
-        {
+        // the link busy, whether or not the round's delivery rate reached the capacity.
+        if self.estimating_ssthresh || self.queue.standing() < 2 * self.queue.budget() {
             self.excess_since = None;
             return;
         }
@@ -160,7 +156,13 @@ impl Hybla {
         let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
             return;
         };
-        let target = (rate * (base + self.queue.budget()).as_secs_f64()) as u64;
+        let mut target = (rate * (base + self.queue.budget()).as_secs_f64()) as u64;
+        if self.round_limited_elsewhere {
+            // The application limited sending in this round: what it had in flight is its own
+            // bursts (a media scheduler keeps a queue target on purpose, and a keyframe needs
+            // room), not window excess. Only the window beyond what it used goes.
+            target = target.max(self.round_max_in_flight);
+        }
         if target < self.cwnd_bytes {
             self.cwnd_bytes = target.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;

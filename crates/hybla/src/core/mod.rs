@@ -79,6 +79,8 @@ pub struct Hybla {
     /// Whether something other than the flow's own window (the application, or Careful
     /// Resume's jump) limited sending at any ACK frame of the current round.
     round_limited_elsewhere: bool,
+    /// Most bytes in flight after an ACK frame of the current round: what the sender used.
+    round_max_in_flight: u64,
     /// (delivered, lost) bytes of the last [`LOSS_RATE_ROUNDS`] rounds, newest last.
     past_rounds: std::collections::VecDeque<(u64, u64)>,
     /// When start-up ended (its drain already took the window to the pipe).
@@ -176,6 +178,7 @@ impl Hybla {
             startup_ended_at: None,
             round_delivered_bytes: 0,
             round_limited_elsewhere: false,
+            round_max_in_flight: 0,
             round_lost_bytes: 0,
             round_start: Duration::ZERO,
             past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
@@ -438,6 +441,7 @@ impl Hybla {
     /// path for the next connection.
     pub fn on_end_acks(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
         self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
+        self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
         let closed_round = self.end_ack_frame(now);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
@@ -528,6 +532,7 @@ impl Hybla {
                 round.0
             };
             let limited_elsewhere = std::mem::take(&mut self.round_limited_elsewhere);
+            self.round_max_in_flight = 0;
             closed_round = Some((per_base_rtt, !limited_elsewhere));
             if self.past_rounds.len() == LOSS_RATE_ROUNDS {
                 self.past_rounds.pop_front();

@@ -27,8 +27,9 @@ pub struct BalancerConfig {
     pub cancel_late_frames: bool,
     /// Share of the delivery rate an adaptive media source is asked to use.
     pub media_rate_share: f64,
-    /// Whether the bulk pauses just before the media's next keyframe is due (learned from
-    /// frame sizes), so that the keyframe meets no bulk queue at the bottleneck.
+    /// Whether bulk writes pause just before the media's next keyframe is due (learned from
+    /// frame sizes; delay mode only), so that the bulk's queue at the bottleneck has drained
+    /// when the keyframe arrives there.
     pub keyframe_gap: bool,
 }
 

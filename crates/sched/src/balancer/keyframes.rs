@@ -57,23 +57,26 @@ impl KeyframeClock {
         keyframe
     }
 
-    /// When the next keyframe is due: the last one plus the interval, if the last two
-    /// intervals agree (or only one is known) and it is a plausible group of pictures.
-    pub(super) fn next_due(&self) -> Option<Duration> {
-        let times: Vec<Duration> = self.keyframes.iter().copied().collect();
-        let (&last, rest) = times.split_last()?;
-        let (&before, older) = rest.split_last()?;
+    /// When the next keyframe is due and the interval it was predicted from: the last one
+    /// plus the interval, if the last two intervals agree (or only one is known) and it is a
+    /// plausible group of pictures.
+    pub(super) fn next_due(&self) -> Option<(Duration, Duration)> {
+        let n = self.keyframes.len();
+        if n < 2 {
+            return None;
+        }
+        let (last, before) = (self.keyframes[n - 1], self.keyframes[n - 2]);
         let interval = last - before;
         if interval < INTERVAL_RANGE.0 || interval > INTERVAL_RANGE.1 {
             return None;
         }
-        if let Some(&first) = older.last() {
-            let previous = (before - first).as_secs_f64();
+        if n == 3 {
+            let previous = (before - self.keyframes[0]).as_secs_f64();
             if (interval.as_secs_f64() - previous).abs() > INTERVAL_TOLERANCE * previous {
                 return None;
             }
         }
-        Some(last + interval)
+        Some((last + interval, interval))
     }
 }
 
@@ -100,7 +103,13 @@ mod tests {
         // Frame 0 has no frames before it to compare with; 60 and 120 are found.
         let keyframes: Vec<usize> = (0..found.len()).filter(|&i| found[i]).collect();
         assert_eq!(keyframes, vec![60, 120]);
-        assert_eq!(clock.next_due(), Some(Duration::from_micros(180 * 33_333)));
+        assert_eq!(
+            clock.next_due(),
+            Some((
+                Duration::from_micros(180 * 33_333),
+                Duration::from_micros(60 * 33_333)
+            ))
+        );
     }
 
     #[test]

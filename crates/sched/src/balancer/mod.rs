@@ -51,9 +51,10 @@
 //! - **Keyframes meet an empty queue**: a keyframe is several frames' worth at once (40 kB from
 //!   a 2 Mbit/s source, 105 ms at 3 Mbit/s against 150 ms of slack), so even the target's
 //!   queue in front of it made most keyframes late where capacity was plentiful. The balancer
-//!   learns the keyframe interval from frame sizes and pauses the bulk from the queue's delay
-//!   (plus a quarter target) before the next is due until it is captured (at most 100 ms
-//!   past due); the media keeps its room meanwhile.
+//!   learns the keyframe interval from frame sizes and, in the delay mode, pauses bulk writes
+//!   from the queue's delay (plus a quarter target; at most two targets and a quarter of the
+//!   interval in all) before the next is due until it is captured (at most 100 ms past due);
+//!   the media keeps its room meanwhile. Bulk already handed to the transport still goes.
 //! - **Late frames are cancelled**: a frame that cannot arrive before its deadline is reset
 //!   instead of sent (RTP over QUIC, MoQ delivery timeouts), so an overload is not carried into
 //!   the next second.
@@ -416,13 +417,19 @@ impl Balancer {
     /// When the bulk pauses before the next keyframe, if one is due and the pause is on: from
     /// the queue's delay (plus a quarter target) before it is due, so that the bulk's queue
     /// has drained when the keyframe reaches the bottleneck, until it is captured (then the
-    /// next one is due) or [`KEYFRAME_GAP_GIVE_UP`] after it was due.
+    /// next one is due) or [`KEYFRAME_GAP_GIVE_UP`] after it was due. The lead is at most two
+    /// targets of queue and a quarter of the keyframe interval: a larger queue is a backlog
+    /// the delay mode drains anyway, and the bulk must never pause most of the time.
     fn keyframe_gap(&self, view: &TransportView) -> Option<(Duration, Duration)> {
         if !self.config.keyframe_gap {
             return None;
         }
-        let due = self.keyframes.next_due()?;
-        let lead = view.srtt.saturating_sub(view.min_rtt) + self.config.target / 4;
+        let (due, interval) = self.keyframes.next_due()?;
+        let queue = view
+            .srtt
+            .saturating_sub(view.min_rtt)
+            .min(2 * self.config.target);
+        let lead = (queue + self.config.target / 4).min(interval / 4);
         Some((due.saturating_sub(lead), due + KEYFRAME_GAP_GIVE_UP))
     }
 
@@ -766,12 +773,16 @@ impl Scheduler for Balancer {
                 let until = confirming.map_or(give_up_at, |(until, _)| until.min(give_up_at));
                 Some(self.round_end.map_or(until, |end| end.min(until)))
             }
-            _ => {
+            Mode::Competing { .. } => self.round_end,
+            Mode::Delay => {
+                // The pause's start, or its give-up time while it lasts.
                 let view = self.view?;
-                let gap = self.keyframe_gap(&view).map(|(start, _)| start);
-                match (self.round_end, gap.filter(|&start| start > view.now)) {
-                    (Some(end), Some(start)) => Some(end.min(start)),
-                    (end, start) => end.or(start),
+                let edge = self
+                    .keyframe_gap(&view)
+                    .and_then(|(start, end)| [start, end].into_iter().find(|&t| t > view.now));
+                match (self.round_end, edge) {
+                    (Some(end), Some(edge)) => Some(end.min(edge)),
+                    (end, edge) => end.or(edge),
                 }
             }
         }
