@@ -1059,3 +1059,42 @@ fn an_observation_below_four_initial_windows_is_not_saved() {
     }
     assert_eq!(h.observation(), None);
 }
+
+#[test]
+fn with_loss_by_queue_a_congestion_loss_at_a_low_standing_queue_means_the_queue_is_shared() {
+    // A path that has shown 40 ms of queue (so a lone flow's buffer limit reads as 30 ms),
+    // then 8 ms of queue (above two budgets of 3 ms) for a round, standing or in 200 ms
+    // stretches between empty ones; twenty losses of packets sent in it. Only the loss-rate
+    // classifier takes them for congestion, and only a standing queue makes that a shared one.
+    let competing_after = |classifier: LossClassifier, standing: bool| {
+        let params = HyblaParams {
+            initial_ssthresh: InitialSsthresh::Bytes(500 * MSS),
+            initial_window_bytes: 500 * MSS,
+            declared_bdp_bytes: Some(500 * MSS),
+            loss_classifier: classifier,
+            ..HyblaParams::default()
+        };
+        let mut h = Hybla::new(params, MSS);
+        h.set_rho_for_test(20.0);
+        let t = feed(&mut h, MS(1000), MS(3000), MSS, |_| Duration::ZERO);
+        let t = feed(&mut h, t, MS(3200), MSS, |_| MS(40));
+        let mut now = feed(&mut h, t, MS(3700), MSS, |t| {
+            if standing || (t.as_millis() / 200) % 2 == 0 {
+                MS(8)
+            } else {
+                Duration::ZERO
+            }
+        });
+        assert!(!h.competing());
+        // Acknowledged at 3.3 s, so sent at 3.3 s − 508 ms, in the middle of an 8 ms stretch.
+        let sent = MS(3300) - MS(508);
+        for _ in 0..20 {
+            h.on_congestion_event(now, sent, false, MSS);
+            now = feed(&mut h, now, now + MS(1), MSS, |_| MS(8));
+        }
+        h.competing()
+    };
+    assert!(competing_after(LossClassifier::LossByQueue, true));
+    assert!(!competing_after(LossClassifier::LossByQueue, false));
+    assert!(!competing_after(LossClassifier::QueueThreshold, true));
+}

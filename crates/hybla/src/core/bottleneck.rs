@@ -74,6 +74,23 @@ impl Hybla {
         }
     }
 
+    /// `classifier = "loss-by-queue"` only: a congestion loss at a queue below what a lone
+    /// flow's own buffer limit would show (the alone threshold), while a queue of two budgets
+    /// has stood the whole round, is somebody else's queue being managed: an AQM dropping at
+    /// a low average that the competitor keeps. The flow competes, as if its share had shown
+    /// it. Without the standing queue a lone flow's jitter fired it (30 ms jitter cells at
+    /// 26 % of the ceiling); with it, the RED cells of the fairness matrix keep their
+    /// neighbour 12–105 % instead of 7–73 % (reports/hybla-friendliness §7).
+    pub(super) fn note_low_queue_congestion(&mut self, now: Duration, queue: Duration) {
+        if queue < self.queue.congestion_threshold(false)
+            && self.queue.standing() >= 2 * self.queue.budget()
+        {
+            let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+            let hold = COMPETITION_HOLD.max(base * COMPETITION_HOLD_RTTS);
+            self.competing_until = Some(now + hold);
+        }
+    }
+
     /// The other flows' window growth while the bottleneck is shared: a queue fills by what
     /// every flow adds to its window (the link is full), so the queue's rise since its lowest
     /// point after the last reduction × capacity − this flow's own window growth over the same

@@ -595,7 +595,14 @@ impl Hybla {
             {
                 self.loss_by_queue.on_lost(now, queue, lost_bytes);
             }
-            let verdict = self.classify(reading.unwrap_or(self.queue.delay()), persistent);
+            let queue = reading.unwrap_or(self.queue.delay());
+            let verdict = self.classify(queue, persistent);
+            if self.params.loss_classifier == LossClassifier::LossByQueue
+                && verdict == LossVerdict::Congestion
+                && !persistent
+            {
+                self.note_low_queue_congestion(now, queue);
+            }
             self.record_loss(sent, lost_bytes, verdict);
             verdict
         };
