@@ -37,6 +37,10 @@ run quarter resume-kuhn-large --set "$QUARTER"
 run quarter-no-resume resume-kuhn-large --set "$QUARTER" --set "$NO_RESUME"
 run quarter-small-buffer resume-kuhn-large --set "$QUARTER" --set path.forward.queue=0.25bdp
 run quarter-small-buffer-no-resume resume-kuhn-large --set "$QUARTER" --set path.forward.queue=0.25bdp --set "$NO_RESUME"
+# Capacity to a tenth behind a tenth of the old BDP: the jump overflows and retreats.
+TENTH='path.forward.schedule=[{ at = "12s", rate = "25Mbit" }]'
+run tenth-small-buffer resume-kuhn-large --set "$TENTH" --set path.forward.queue=0.1bdp
+run tenth-small-buffer-no-resume resume-kuhn-large --set "$TENTH" --set path.forward.queue=0.1bdp --set "$NO_RESUME"
 run rtt-doubled resume-kuhn-large --set "$RTT2_F" --set "$RTT2_R"
 run rtt-doubled-no-resume resume-kuhn-large --set "$RTT2_F" --set "$RTT2_R" --set "$NO_RESUME"
 run geo-5mb-50mbit scenarios/careful-resume/geo-5mb.toml --set path.forward.rate=50Mbit
