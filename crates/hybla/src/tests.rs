@@ -932,51 +932,6 @@ fn validating_grows_by_slow_start_until_a_queue_of_its_own_shows() {
     assert_eq!(windows, [2_048 * MSS, 2_000 * MSS]);
 }
 
-/// [`resumed_and_jumped`] (saved 10 MB at 500 ms: a jump of 5 MB per RTT, 10 kB per ms), then
-/// 3 000 unvalidated packets sent ten per ms from 601 ms, acknowledged ten at a time from
-/// 1 101 ms (the 500 ms path), one frame every `ms_per_frame`: the phase and the window after
-/// 150 ms of acknowledgments.
-fn validating_after_delivery_at(ms_per_frame: u64) -> (Option<ResumePhase>, u64) {
-    let mut h = resumed_and_jumped(10_000_000);
-    for i in 0..300 {
-        for _ in 0..10 {
-            h.on_sent(MS(601 + i), MSS);
-        }
-    }
-    let mut in_flight = 3_100 * MSS;
-    for k in 0..150 / ms_per_frame {
-        let now = MS(1_101 + k * ms_per_frame);
-        for _ in 0..10 {
-            h.on_ack(now, MS(601 + k), MSS, false);
-        }
-        in_flight -= 10 * MSS;
-        h.on_end_acks(now, in_flight, false);
-    }
-    (h.resume_phase(), h.window())
-}
-
-#[test]
-fn validating_grows_by_hyblas_rule_to_the_saved_window_once_the_path_carries_the_jump() {
-    // Delivered at 12 kB per ms, above the jump's 10 kB per ms: after a fifth of an RTT
-    // (100 ms) of its acknowledgments, Hybla's own slow start (RFC 9959 §3.4: the normal
-    // rules of the controller) takes the window to the saved 10 MB, and no further.
-    assert_eq!(
-        validating_after_delivery_at(1),
-        (Some(ResumePhase::Validating), 10_000_000)
-    );
-    // Delivered at 6 kB per ms, 60 % of the jump's rate (the capacity fell): slow start, one
-    // byte per byte acknowledged from the flight at Validating's start (about 3 090 packets)
-    // while the filtered queue stays below twice the budget: at most the 750 packets
-    // acknowledged more.
-    let (phase, window) = validating_after_delivery_at(2);
-    assert_eq!(phase, Some(ResumePhase::Validating));
-    assert!(
-        (3_000 * MSS..=3_850 * MSS).contains(&window),
-        "{window} bytes, {} packets",
-        window / MSS
-    );
-}
-
 #[test]
 fn a_validated_jump_behind_a_standing_queue_ends_start_up_at_the_window() {
     // The queue stood through the round: the jump filled the path (its capacity fell since

@@ -171,49 +171,19 @@ impl Hybla {
         self.apply(bytes * probe_per_byte);
     }
 
-    /// RFC 9959 §3.4 (Updating CWND: "the normal rules for the current congestion
-    /// controller") for Hybla: its own slow-start rule, 2^ρ − 1 per byte acknowledged, up to
-    /// the saved window, once the jump's acknowledgments over a fifth of an RTT show that the
-    /// path delivers the jump at the rate it was sent (the saved window is what the previous
-    /// connection carried; beyond it Hybla's rule is not bounded by anything measured).
-    /// Otherwise, and beyond the saved window, one byte per byte acknowledged (slow start),
-    /// and none while a queue of twice the budget shows: the jump already fills the path, and
-    /// growing it would overflow a buffer that held the jump.
-    /// - Hybla's rule from the first acknowledgment would double the jump before the path
-    ///   could show it carries less (a quarter of the capacity behind a quarter of the old
-    ///   buffer: 8 849 drops, none with this rule); a queue reading is no test, since the
-    ///   pacer's bursts queue for milliseconds on a path with room to spare.
-    /// - Slow start alone took an RTT longer than needed to fill a 20 Mbit/s GEO path after a
-    ///   jump to half its saved 1.3 MB (RFC 9959's GEO example, 3.42 s).
-    fn grow_validating(&mut self, bytes: u64) {
-        let queue = self.queue.delay();
-        let Some(resume) = self.resume.as_ref() else {
-            return;
-        };
-        let saved = resume.saved_cwnd_bytes();
-        let rtt = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        if self.jump_carried.is_none() {
-            self.jump_carried = resume.jump_delivered_at_its_rate(self.now, rtt, rtt / 5);
-        }
-        if self.jump_carried == Some(true) {
-            let per_byte = 2f64.powf(self.rho) - 1.0;
-            let room = saved.saturating_sub(self.cwnd_bytes) as f64 - self.carry_bytes;
-            self.apply((per_byte * bytes as f64).min(room.max(0.0)));
-            return;
-        }
-        if queue < 2 * self.queue.budget() {
-            self.apply(bytes as f64);
-        }
-    }
-
     pub(super) fn grow(&mut self, bytes: u64) {
         match self.resume_phase() {
             // RFC 9959 §3.3 and §3.5: the window does not grow in these phases.
             Some(ResumePhase::Unvalidated | ResumePhase::SafeRetreat) => return,
-            // §3.4 (Updating CWND): "the normal rules for the current congestion
-            // controller" — see `grow_validating`.
+            // §3.4 (Updating CWND): slow start, one byte per byte acknowledged, whatever ρ:
+            // Hybla's 2^ρ − 1 would double the jump before it is validated. And none while a
+            // queue of twice the flow's budget shows (Hybla's start-up ends at one budget;
+            // here growth only holds): the jump already fills the path, and doubling it
+            // would overflow a buffer that held the jump.
             Some(ResumePhase::Validating) => {
-                self.grow_validating(bytes);
+                if self.queue.delay() < 2 * self.queue.budget() {
+                    self.apply(bytes as f64);
+                }
                 return;
             }
             _ => {}

@@ -133,9 +133,6 @@ pub struct Hybla {
     loss_records: Vec<LossRecord>,
     /// RFC 9959's state machine, when resuming.
     resume: Option<CarefulResume>,
-    /// Careful Resume: whether the path delivered the jump at its sending rate, once known
-    /// (`growth::grow_validating`).
-    jump_carried: Option<bool>,
     /// Window-limited delivery per round trip (bytes) over [`OBSERVATION_WINDOW`]: the
     /// `saved_cwnd` this connection leaves for the next.
     observed_window: WindowedMax,
@@ -154,7 +151,6 @@ impl Hybla {
         };
         let cwnd_bytes = params.initial_window_bytes.max(2 * mss_bytes);
         Self {
-            jump_carried: None,
             resume: params
                 .careful_resume
                 .map(|resume| CarefulResume::new(resume, cwnd_bytes, mss_bytes)),

@@ -19,11 +19,6 @@ mod report;
 pub use params::{MIN_SAVED_WINDOW_IWS, PATH_CHANGE_RTT_FACTOR, ResumeParams, SavedPath};
 pub use report::{ResumePhase, ResumeReport, ResumeTransition, ResumeTrigger};
 
-/// The share of the jump's sending rate its acknowledgments must show for the path to count
-/// as carrying it (pacing bursts and ACK thinning make the measured rate ragged; a path at a
-/// quarter of the saved capacity shows about half).
-const JUMP_RATE_DELIVERED: f64 = 0.75;
-
 /// What the state machine asks of the controller's window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ResumeCommand {
@@ -82,10 +77,6 @@ pub(crate) struct CarefulResume {
     /// Send time of the latest packet of the Unvalidated Phase.
     last_unvalidated_sent: Option<Duration>,
     first_unvalidated_acked: bool,
-    /// When the first packet sent after the jump was acknowledged.
-    first_jump_ack_at: Option<Duration>,
-    /// Bytes of packets sent after the jump acknowledged after `first_jump_ack_at`.
-    jump_acked_after_first_bytes: u64,
     last_unvalidated_acked: bool,
     retreated: bool,
     transitions: Vec<ResumeTransition>,
@@ -113,8 +104,6 @@ impl CarefulResume {
             jumped_at: None,
             last_unvalidated_sent: None,
             first_unvalidated_acked: false,
-            first_jump_ack_at: None,
-            jump_acked_after_first_bytes: 0,
             last_unvalidated_acked: false,
             retreated: false,
             transitions: Vec::new(),
@@ -133,28 +122,6 @@ impl CarefulResume {
             self.phase,
             ResumePhase::Unvalidated | ResumePhase::Validating | ResumePhase::SafeRetreat
         )
-    }
-
-    /// The window the previous connection measured (saved_cwnd), bytes.
-    pub fn saved_cwnd_bytes(&self) -> u64 {
-        self.settings.saved.saved_cwnd_bytes
-    }
-
-    /// Whether the path delivered the jump at the rate it was sent (jump_cwnd per `rtt`,
-    /// §4.3.2), measured from the acknowledgments of the jump's packets over `span` after the
-    /// first: `None` until `span` has passed. A path whose capacity fell since the saved
-    /// window was measured delivers less (a quarter of the capacity: half the jump's rate).
-    pub fn jump_delivered_at_its_rate(
-        &self,
-        now: Duration,
-        rtt: Duration,
-        span: Duration,
-    ) -> Option<bool> {
-        let first = self.first_jump_ack_at?;
-        let jump = self.jump_bytes?;
-        let elapsed = now.checked_sub(first).filter(|e| *e >= span)?;
-        let sent_at_rate = jump as f64 * elapsed.as_secs_f64() / rtt.as_secs_f64().max(1e-9);
-        Some(self.jump_acked_after_first_bytes as f64 >= JUMP_RATE_DELIVERED * sent_at_rate)
     }
 
     fn enter(&mut self, now: Duration, to: ResumePhase, trigger: ResumeTrigger) {
@@ -221,13 +188,6 @@ impl CarefulResume {
         let sample = now.checked_sub(sent);
         if let Some(sample) = sample {
             self.current_rtt = Some(sample);
-        }
-        if self.jumped_at.is_some_and(|t| sent > t) {
-            match self.first_jump_ack_at {
-                None => self.first_jump_ack_at = Some(now),
-                Some(first) if now > first => self.jump_acked_after_first_bytes += bytes,
-                Some(_) => {}
-            }
         }
         match self.phase {
             ResumePhase::Reconnaissance => {
