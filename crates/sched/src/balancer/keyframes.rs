@@ -23,31 +23,29 @@ const INTERVAL_TOLERANCE: f64 = 0.1;
 /// Frames the size mean is taken over.
 const SIZE_WINDOW: Duration = Duration::from_secs(1);
 
-/// The keyframes seen and the frames before them.
+/// The keyframes seen. The frames before each come from the caller, which keeps them anyway.
 #[derive(Debug, Clone, Default)]
 pub(super) struct KeyframeClock {
-    /// (capture time, bytes) of the frames of the last [`SIZE_WINDOW`].
-    recent: VecDeque<(Duration, u64)>,
     /// Capture times of the last three keyframes, oldest first.
     keyframes: VecDeque<Duration>,
 }
 
 impl KeyframeClock {
-    /// A frame of `bytes` captured at `now`; whether it is a keyframe.
-    pub(super) fn on_frame(&mut self, now: Duration, bytes: u64) -> bool {
-        while self
-            .recent
-            .front()
-            .is_some_and(|&(t, _)| t + SIZE_WINDOW <= now)
-        {
-            self.recent.pop_front();
-        }
-        let keyframe = self.recent.len() >= 3 && {
-            let mean =
-                self.recent.iter().map(|&(_, b)| b).sum::<u64>() as f64 / self.recent.len() as f64;
-            bytes as f64 >= KEYFRAME_SIZE_FACTOR * mean
-        };
-        self.recent.push_back((now, bytes));
+    /// A frame of `bytes` captured at `now`, after the frames `earlier` ((capture time,
+    /// bytes), oldest first; those older than [`SIZE_WINDOW`] are not counted); whether it is
+    /// a keyframe.
+    pub(super) fn on_frame(
+        &mut self,
+        now: Duration,
+        bytes: u64,
+        earlier: impl IntoIterator<Item = (Duration, u64)>,
+    ) -> bool {
+        let (count, sum) = earlier
+            .into_iter()
+            .filter(|&(t, _)| t + SIZE_WINDOW > now)
+            .fold((0u64, 0u64), |(n, total), (_, b)| (n + 1, total + b));
+        let keyframe =
+            count >= 3 && bytes as f64 >= KEYFRAME_SIZE_FACTOR * (sum as f64 / count as f64);
         if keyframe {
             if self.keyframes.len() == 3 {
                 self.keyframes.pop_front();
@@ -86,12 +84,31 @@ mod tests {
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
+    /// `clock` told of a frame of `bytes` at `now` after the frames in `history`, which it
+    /// then joins.
+    fn frame(
+        clock: &mut KeyframeClock,
+        history: &mut Vec<(Duration, u64)>,
+        now: Duration,
+        bytes: u64,
+    ) -> bool {
+        let keyframe = clock.on_frame(now, bytes, history.iter().copied());
+        history.push((now, bytes));
+        keyframe
+    }
+
     /// 30 frames per second, 8 kB, a 40 kB keyframe every 60 frames from frame 0.
     fn fed(clock: &mut KeyframeClock, frames: u64) -> Vec<bool> {
+        let mut history = Vec::new();
         (0..frames)
             .map(|i| {
                 let bytes = if i % 60 == 0 { 40_000 } else { 8_000 };
-                clock.on_frame(Duration::from_micros(i * 33_333), bytes)
+                frame(
+                    clock,
+                    &mut history,
+                    Duration::from_micros(i * 33_333),
+                    bytes,
+                )
             })
             .collect()
     }
@@ -119,9 +136,15 @@ mod tests {
         assert_eq!(clock.next_due(), None);
         // Keyframes at 2 s, 4 s and 4.5 s: the intervals disagree.
         let mut clock = KeyframeClock::default();
+        let mut history = Vec::new();
         for t in (1_000..4_600).step_by(33) {
             let key = t == 2_023 || t == 4_003 || t == 4_498;
-            clock.on_frame(MS(t), if key { 40_000 } else { 8_000 });
+            frame(
+                &mut clock,
+                &mut history,
+                MS(t),
+                if key { 40_000 } else { 8_000 },
+            );
         }
         assert_eq!(clock.keyframes.len(), 3);
         assert_eq!(clock.next_due(), None);

@@ -625,8 +625,11 @@ impl Scheduler for Balancer {
     }
 
     fn on_frame(&mut self, now: Duration, bytes: u64) {
+        // `recent_frames` keeps at least the last second (until `observe` prunes it, a smoothed
+        // RTT later): what the keyframe test compares with.
+        self.keyframes
+            .on_frame(now, bytes, self.recent_frames.iter().copied());
         self.recent_frames.push_back((now, bytes));
-        self.keyframes.on_frame(now, bytes);
     }
 
     fn on_written(&mut self, now: Duration, class: Class, bytes: u64) {
