@@ -537,22 +537,24 @@ fn growth_is_rho_squared_below_the_pipe_one_segment_at_a_saturated_pipe_none_on_
     assert_eq!(grown(&mut h, t, MS(4)), 0.0);
 }
 
+/// One window-limited ACK of a segment with no queue on [`on_known_path`]: (growth per RTT
+/// it applied, window before it).
+fn quiet_ack(h: &mut Hybla, now: Duration) -> (f64, u64) {
+    let window = h.window();
+    let before = window as f64 + h.pending_increment_bytes();
+    h.on_ack(now, now - MS(500), MSS, false);
+    h.on_end_acks(now, 0, false);
+    // The increment per MSS acknowledged × the window in segments.
+    let grown = h.window() as f64 + h.pending_increment_bytes() - before;
+    (grown * window as f64 / (MSS * MSS) as f64, window)
+}
+
 #[test]
 fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared() {
     // A pipe declared before the path grew: the window at 600 segments over a declared 500,
     // the flow getting all it sends and no queue. Once the link no longer counts as full (no
     // queue for the rate window, 2 s), growth per RTT starts at one segment and doubles with
     // every window's worth of bytes acknowledged, never above ρ² = 400.
-    /// One ACK of a segment with no queue: (growth per RTT it applied, window before it).
-    fn quiet_ack(h: &mut Hybla, now: Duration) -> (f64, u64) {
-        let window = h.window();
-        let before = window as f64 + h.pending_increment_bytes();
-        h.on_ack(now, now - MS(500), MSS, false);
-        h.on_end_acks(now, 0, false);
-        // The increment per MSS acknowledged × the window in segments.
-        let grown = h.window() as f64 + h.pending_increment_bytes() - before;
-        (grown * window as f64 / (MSS * MSS) as f64, window)
-    }
     let mut h = on_known_path(600 * MSS);
     let t = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
     let t = feed(&mut h, t, MS(2000), MSS, |_| MS(3));
@@ -611,6 +613,33 @@ fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared()
     let t = feed(&mut h, t, t + MS(2100), MSS, |_| Duration::ZERO);
     let (g, _) = quiet_ack(&mut h, t);
     assert!(g < 1.1, "after a queue: {g}");
+}
+
+#[test]
+fn a_burst_the_application_queues_does_not_make_the_link_full_a_window_limited_queue_does() {
+    // Above a declared pipe (600 segments over 500), no queue for long enough that the link no
+    // longer counts as full: the probe grows the window by more than a segment per RTT.
+    // Then 200 ms of a 10 ms queue, longer than the filter window (125 ms) and shorter than
+    // the round (500 ms): as a burst of the application's own (its ACK frames report the
+    // application as the limit) the probe goes on; as the window's excess it ends.
+    fn probing(window_limited_burst: bool) -> f64 {
+        let mut h = on_known_path(600 * MSS);
+        let mut now = feed(&mut h, MS(1000), MS(4000), MSS, |_| Duration::ZERO);
+        let (before, _) = quiet_ack(&mut h, now);
+        assert!(before > 2.0, "probing before the burst: {before}");
+        let burst_end = now + MS(200);
+        while now < burst_end {
+            now += MS(1);
+            h.on_ack(now, now - MS(510), MSS, !window_limited_burst);
+            h.on_end_acks(now, 0, !window_limited_burst);
+        }
+        quiet_ack(&mut h, now + MS(1)).0
+    }
+    let after_app_burst = probing(false);
+    assert!(after_app_burst > 2.0, "{after_app_burst}");
+    // The window's excess on a full link: no growth at all while the queue shows.
+    let after_excess = probing(true);
+    assert!(after_excess < 1.0 + 1e-3, "{after_excess}");
 }
 
 #[test]

@@ -46,7 +46,7 @@ impl Hybla {
     /// i.e. ρ²·MSS·bytes/cwnd in bytes; with `PipeAware`, nothing while a queue of the flow's
     /// own stands, and the [`CompetingGrowth`] rule while the bottleneck is shared.
     fn ca_increment(&mut self, rho: f64, bytes: f64) -> f64 {
-        let queue = self.queue.delay() >= self.queue.budget();
+        let queue = self.queue_at_budget();
         let pipe = self.growth_pipe_bytes();
         let above_pipe_quietly = self.params.growth == Growth::PipeAware
             && !self.competing()

@@ -493,7 +493,7 @@ impl Hybla {
                     .settle(now, settled, |sent| queue.at_send_time(sent, base));
             }
             queue_now = self.queue.delay() >= self.queue.budget();
-            if queue_now {
+            if self.queue_at_budget() {
                 self.saturated_at = Some(now);
             }
             // The path is seen empty when a sample comes within half a budget of the smallest
