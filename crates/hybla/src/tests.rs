@@ -616,6 +616,22 @@ fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared()
 }
 
 #[test]
+fn above_a_declared_capacity_the_path_outgrew_growth_is_rho_per_rtt_from_the_start() {
+    // Above the declared pipe (600 segments over 500), no queue, 200 ms into the probe: a flow
+    // delivering the declared 1 MB/s grows by the probe's pace (under two segments per RTT);
+    // one delivering 2 MB/s shows the declaration is stale and grows by ρ = 20 per RTT.
+    fn growth_at(bytes_per_ms: u64) -> f64 {
+        let mut h = on_known_path(600 * MSS);
+        let t = feed(&mut h, MS(1000), MS(1200), bytes_per_ms, |_| Duration::ZERO);
+        quiet_ack(&mut h, t).0
+    }
+    let at_capacity = growth_at(MSS);
+    assert!(at_capacity < 2.0, "{at_capacity}");
+    let outgrown = growth_at(2 * MSS);
+    assert!((outgrown - 20.0).abs() < 1e-6, "{outgrown}");
+}
+
+#[test]
 fn a_burst_the_application_queues_does_not_make_the_link_full_a_window_limited_queue_does() {
     // Above a declared pipe (600 segments over 500), no queue for long enough that the link no
     // longer counts as full: the probe grows the window by more than a segment per RTT.

@@ -6,7 +6,7 @@ use crate::resume::ResumePhase;
 
 use super::params::{
     CompetingGrowth, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh, MAX_WINDOW_BYTES,
-    PROBE_GAIN_PER_ROUND, SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
+    OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND, SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
 };
 use super::{Hybla, Phase};
 
@@ -72,14 +72,15 @@ impl Hybla {
                 return increment.min(room);
             }
             // Above the pipe, no queue, and clearly short of the capacity (jitter or ACK
-            // thinning make the RTT longer than the base): the reference NewReno's
-            // queue-filling pace, ρ per RTT; nearly full, one segment. And a probe that
-            // doubles every round the queue stays away: the pipe was measured or declared
-            // before the path grew.
+            // thinning make the RTT longer than the base), or clearly beyond it (a declared
+            // capacity the path has outgrown: no link delivers more than it carries): the
+            // reference NewReno's queue-filling pace, ρ per RTT; nearly full, one segment.
+            // And a probe that doubles every round the queue stays away: the pipe was
+            // measured or declared before the path grew.
             Growth::PipeAware if pipe.is_some() => {
                 let floor = if self
                     .rate_share()
-                    .is_some_and(|share| share < SHORT_RATE_SHARE)
+                    .is_some_and(|share| !(SHORT_RATE_SHARE..=OUTGROWN_RATE_SHARE).contains(&share))
                 {
                     rho
                 } else {
