@@ -1,5 +1,6 @@
 //! probe — a transparent wrapper around any quinn congestion controller that exposes what quinn
-//! does not: bytes in flight, the RTT of each packet acknowledged (quinn shows only its smoothed
+//! does not: bytes in flight, bytes acknowledged (what the path delivered, which quinn's
+//! statistics do not count), the RTT of each packet acknowledged (quinn shows only its smoothed
 //! RTT, which lags a queue that empties for a moment by several round trips), and the moment
 //! acknowledgements arrive.
 //!
@@ -29,6 +30,9 @@ pub struct ProbeReadings {
     /// Bytes in flight as of the last ACK frame, plus bytes sent since, minus bytes declared
     /// lost since.
     in_flight_bytes: AtomicU64,
+    /// Bytes of the packets acknowledged since the controller was built (as quinn counts them
+    /// for the controller: UDP payloads).
+    acked_bytes: AtomicU64,
     /// Smallest RTT sample (acknowledged − sent, ACK delay included) since the last
     /// [`ProbeReadings::take_min_rtt_sample`], nanoseconds; `u64::MAX` for none.
     min_rtt_sample_nanos: AtomicU64,
@@ -40,6 +44,7 @@ impl Default for ProbeReadings {
     fn default() -> Self {
         Self {
             in_flight_bytes: AtomicU64::new(0),
+            acked_bytes: AtomicU64::new(0),
             min_rtt_sample_nanos: AtomicU64::new(u64::MAX),
             on_ack: OnceLock::new(),
         }
@@ -50,6 +55,7 @@ impl std::fmt::Debug for ProbeReadings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProbeReadings")
             .field("in_flight_bytes", &self.in_flight_bytes())
+            .field("acked_bytes", &self.acked_bytes())
             .field("on_ack", &self.on_ack.get().is_some())
             .finish()
     }
@@ -59,6 +65,12 @@ impl ProbeReadings {
     /// Current estimate of bytes in flight.
     pub fn in_flight_bytes(&self) -> u64 {
         self.in_flight_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Bytes the peer acknowledged so far: its increase over an interval is what the path
+    /// delivered in it, whatever the queue did to the RTT meanwhile.
+    pub fn acked_bytes(&self) -> u64 {
+        self.acked_bytes.load(Ordering::Relaxed)
     }
 
     /// The smallest RTT sample of the packets acknowledged since the previous call (`None` if
@@ -166,6 +178,9 @@ impl Controller for Probed {
     ) {
         self.readings
             .record_rtt_sample(now.saturating_duration_since(sent));
+        self.readings
+            .acked_bytes
+            .fetch_add(bytes, Ordering::Relaxed);
         self.inner.on_ack(now, sent, bytes, app_limited, rtt);
     }
 

@@ -48,6 +48,11 @@ pub struct TransportView {
     pub cwnd_bytes: u64,
     /// Bytes sent and neither acknowledged nor declared lost.
     pub in_flight_bytes: u64,
+    /// Bytes the peer acknowledged since the connection started (packets as the congestion
+    /// controller counts them): what the path delivered, read as a rate over an interval. In
+    /// flight ÷ RTT is what was sent, which after a capacity drop overstates the path until
+    /// the RTT shows the new queue, and the RTT is then seconds stale.
+    pub acked_bytes: u64,
     /// Smoothed RTT (zero before the first sample).
     pub srtt: Duration,
     /// Smallest RTT seen (zero before the first sample).

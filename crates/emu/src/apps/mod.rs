@@ -349,12 +349,24 @@ fn transport_view(
     probe: Option<&probe::ProbeReadings>,
     now: Duration,
 ) -> TransportView {
-    let path = connection.stats().path;
+    let stats = connection.stats();
+    let path = stats.path;
+    // Without a probe (a controller not wrapped in one), assume the window is full, and that
+    // what was sent and neither lost nor in that window was acknowledged.
+    let in_flight_bytes = probe.map_or(path.cwnd, |p| p.in_flight_bytes());
     TransportView {
         now,
         cwnd_bytes: path.cwnd,
-        // Without a probe (a controller not wrapped in one), assume the window is full.
-        in_flight_bytes: probe.map_or(path.cwnd, |p| p.in_flight_bytes()),
+        in_flight_bytes,
+        acked_bytes: probe.map_or_else(
+            || {
+                stats
+                    .udp_tx
+                    .bytes
+                    .saturating_sub(path.lost_bytes + in_flight_bytes)
+            },
+            |p| p.acked_bytes(),
+        ),
         srtt: path.rtt,
         min_rtt: path.min_rtt,
         rtt_sample_min: probe.and_then(|p| p.take_min_rtt_sample()),

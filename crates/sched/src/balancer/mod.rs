@@ -77,8 +77,8 @@
 //!   empties its own queue to see the path's, and Copa's competitive mode, which watches
 //!   whether the queue ever empties.
 //! - **Rate signal for adaptive media**: 85 % of what the path delivered over the last
-//!   second, counted from acknowledgements (media frames acknowledged, bulk written a round
-//!   earlier), while the link is saturated; climbing by 10 % a second otherwise. In flight ÷
+//!   second, counted from the bytes the peer acknowledged (both classes), while the link is
+//!   saturated; climbing by 10 % a second otherwise. In flight ÷
 //!   RTT, which the cap's own rules use, overstates the rate while a keyframe's burst is in
 //!   flight, and an adaptive source that followed it was late by design.
 
@@ -154,9 +154,9 @@ pub struct Balancer {
     recent_media_writes: VecDeque<(Duration, u64)>,
     /// Media bytes the peer acknowledged in the last [`FRAME_WINDOW`]: (time, bytes).
     recent_media_acks: VecDeque<(Duration, u64)>,
-    /// Bulk bytes handed to the transport, kept as long as `recent_media_writes`: (time,
-    /// bytes). Written just in time, they leave within the round they are written in.
-    recent_bulk_writes: VecDeque<(Duration, u64)>,
+    /// The transport's count of bytes acknowledged, at each observation of the last
+    /// [`FRAME_WINDOW`] and the one before it: (time, bytes).
+    acked_history: VecDeque<(Duration, u64)>,
     /// The bitrate an adaptive media source is asked for, bit/s.
     media_target_bps: Option<u64>,
     /// Queue delay at the end of the last round.
@@ -198,7 +198,7 @@ impl Balancer {
             recent_frames: VecDeque::new(),
             recent_media_writes: VecDeque::new(),
             recent_media_acks: VecDeque::new(),
-            recent_bulk_writes: VecDeque::new(),
+            acked_history: VecDeque::new(),
             media_target_bps: None,
             last_queue_delay: Duration::ZERO,
             last_rate_bps: None,
@@ -277,24 +277,21 @@ impl Balancer {
         acked as f64 >= MEDIA_SATISFIED_SHARE * written as f64
     }
 
-    /// What the path delivered to the peer over the last [`FRAME_WINDOW`], bit/s: the media
-    /// bytes acknowledged in it, plus the bulk bytes written in the window one smoothed RTT
-    /// earlier (the bulk is written just in time, so what it wrote then has been delivered
-    /// now; its long stream shows no acknowledgement of its own). Unlike in flight ÷ the
-    /// smoothed RTT it does not overstate the rate while a keyframe's burst is in flight and
-    /// the smoothed RTT does not yet show the queue it makes: on a 600 kbit/s path that ratio
-    /// read up to 1.4 Mbit/s.
+    /// What the path delivered to the peer over the last [`FRAME_WINDOW`], bit/s: the bytes
+    /// acknowledged in it (packets, both classes). Unlike in flight ÷ the smoothed RTT it does
+    /// not overstate the rate while a keyframe's burst is in flight and the smoothed RTT does
+    /// not yet show the queue it makes (on a 600 kbit/s path that ratio read up to
+    /// 1.4 Mbit/s), and unlike the bulk's writes a smoothed RTT earlier it does not read the
+    /// old rate for seconds after a capacity drop, when the RTT itself is seconds stale (on a
+    /// GEO path from 4 to 0.6 Mbit/s, 1.9 Mbit/s for five seconds).
     fn delivered_bps(&self, view: &TransportView) -> f64 {
-        let until = view.now.saturating_sub(view.srtt);
-        let from = until.saturating_sub(FRAME_WINDOW);
-        let bulk: u64 = self
-            .recent_bulk_writes
-            .iter()
-            .filter(|&&(t, _)| t > from && t <= until)
-            .map(|&(_, b)| b)
-            .sum();
-        let media: u64 = self.recent_media_acks.iter().map(|&(_, b)| b).sum();
-        (media + bulk) as f64 * 8.0 / FRAME_WINDOW.as_secs_f64()
+        match self.acked_history.front() {
+            Some(&(since, acked)) if view.now > since => {
+                view.acked_bytes.saturating_sub(acked) as f64 * 8.0
+                    / (view.now - since).as_secs_f64()
+            }
+            _ => 0.0,
+        }
     }
 
     /// What both classes may have out while draining: half the path's pipe at the last
@@ -528,12 +525,16 @@ impl Scheduler for Balancer {
         {
             self.recent_media_writes.pop_front();
         }
+        // The oldest kept is the last one at least a window old: the rate's base.
         while self
-            .recent_bulk_writes
-            .front()
-            .is_some_and(|&(t, _)| t + FRAME_WINDOW + view.srtt <= view.now)
+            .acked_history
+            .get(1)
+            .is_some_and(|&(t, _)| t + FRAME_WINDOW <= view.now)
         {
-            self.recent_bulk_writes.pop_front();
+            self.acked_history.pop_front();
+        }
+        if self.acked_history.back().is_none_or(|&(t, _)| t < view.now) {
+            self.acked_history.push_back((view.now, view.acked_bytes));
         }
         while self
             .recent_media_acks
@@ -633,9 +634,10 @@ impl Scheduler for Balancer {
     }
 
     fn on_written(&mut self, now: Duration, class: Class, bytes: u64) {
-        match class {
-            Class::Media => self.recent_media_writes.push_back((now, bytes)),
-            Class::Bulk => self.recent_bulk_writes.push_back((now, bytes)),
+        // The bulk's writes need no record: what the path delivered comes from the
+        // acknowledgements (`TransportView::acked_bytes`).
+        if class == Class::Media {
+            self.recent_media_writes.push_back((now, bytes));
         }
     }
 

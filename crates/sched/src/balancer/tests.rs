@@ -17,6 +17,7 @@ fn view(now_ms: u64, cwnd: u64, in_flight: u64, srtt_ms: u64, min_rtt_ms: u64) -
         now: Duration::from_millis(now_ms),
         cwnd_bytes: cwnd,
         in_flight_bytes: in_flight,
+        acked_bytes: 0,
         srtt: Duration::from_millis(srtt_ms),
         min_rtt: Duration::from_millis(min_rtt_ms),
         rtt_sample_min: None,
@@ -587,16 +588,16 @@ fn late_frames_are_cancelled_half_a_minimum_rtt_before_their_deadline() {
 #[test]
 fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
     let mut b = Balancer::new(config());
+    let acked = |v: TransportView, bytes: u64| TransportView {
+        acked_bytes: bytes,
+        ..v
+    };
     // 75 kB in flight over 1 s of RTT with 950 ms of queue: saturated.
-    b.observe(&view(0, 1_000_000, 75_000, 1_000, 50));
-    // What was delivered: 60 kB of media acknowledged in the last second, and 15 kB of bulk
-    // written in the second one smoothed RTT (1 s) before; bulk written since is still on
-    // its way and does not count.
-    b.on_written(Duration::from_millis(200), Class::Bulk, 15_000);
-    b.on_acked(Duration::from_millis(1_500), Class::Media, 60_000);
-    b.on_written(Duration::from_millis(1_500), Class::Bulk, 40_000);
-    b.observe(&view(2_000, 1_000_000, 75_000, 1_000, 50));
-    // (60 000 + 15 000) B × 8 / 1 s = 600 kbit/s; × 0.85.
+    b.observe(&acked(view(0, 1_000_000, 75_000, 1_000, 50), 500_000));
+    b.observe(&acked(view(1_000, 1_000_000, 75_000, 1_000, 50), 700_000));
+    // What was delivered in the last second: 75 kB acknowledged (whatever was written or
+    // sent meanwhile): 600 kbit/s; × 0.85.
+    b.observe(&acked(view(2_000, 1_000_000, 75_000, 1_000, 50), 775_000));
     assert_eq!(b.media_target_bps(), Some((600_000.0 * 0.85) as u64));
 }
 
@@ -604,8 +605,10 @@ fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
 fn the_media_target_climbs_by_its_rate_per_second_not_to_what_is_in_flight() {
     let mut b = Balancer::new(config());
     b.observe(&view(0, 1_000_000, 75_000, 1_000, 50));
-    b.on_acked(Duration::from_millis(500), Class::Media, 75_000);
-    b.observe(&view(1_000, 1_000_000, 75_000, 1_000, 50));
+    b.observe(&TransportView {
+        acked_bytes: 75_000,
+        ..view(1_000, 1_000_000, 75_000, 1_000, 50)
+    });
     assert_eq!(b.media_target_bps(), Some(510_000));
     // No queue (srtt = min RTT) but a burst in flight: 100 kB over 50 ms would read 16 Mbit/s.
     // The target climbs by 10 %/s × 50 ms = 0.5 % per round instead.

@@ -13,6 +13,7 @@ fn view(now: Duration, srtt: Duration) -> TransportView {
         now,
         cwnd_bytes: 50_000,
         in_flight_bytes: 0,
+        acked_bytes: 0,
         srtt,
         min_rtt: srtt,
         rtt_sample_min: None,

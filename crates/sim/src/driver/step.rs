@@ -214,6 +214,7 @@ impl<'a> Simulation<'a> {
             now,
             cwnd_bytes: connection.congestion_state().window(),
             in_flight_bytes: side.probe.in_flight_bytes(),
+            acked_bytes: side.probe.acked_bytes(),
             srtt: connection.rtt(),
             min_rtt: connection.min_rtt(),
             rtt_sample_min: side.probe.take_min_rtt_sample(),
