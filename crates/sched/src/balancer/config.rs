@@ -51,6 +51,11 @@ impl Default for BalancerConfig {
 /// A pause for a keyframe that was due but has not come ends this long after it was due.
 pub(super) const KEYFRAME_GAP_GIVE_UP: Duration = Duration::from_millis(100);
 
+/// The smallest share of the delivery rate the media is taken to leave spare when the pause
+/// before a keyframe is timed: media at or above the path's rate leaves none, and the pause
+/// would be unbounded.
+pub(super) const MIN_SPARE_SHARE: f64 = 0.25;
+
 /// The largest frame is taken over this long (frames arrive every 33 ms, keyframes every 2 s).
 pub(super) const FRAME_WINDOW: Duration = Duration::from_secs(1);
 

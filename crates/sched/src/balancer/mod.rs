@@ -96,7 +96,7 @@ use keyframes::KeyframeClock;
 
 use config::{
     BULK_SLACK_PACKETS, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MEDIA_PIPE_HEADROOM,
-    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
+    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE, MIN_SPARE_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -411,12 +411,18 @@ impl Balancer {
         }
     }
 
-    /// When the bulk pauses before the next keyframe, if one is due and the pause is on: from
-    /// the queue's delay (plus a quarter target) before it is due, so that the bulk's queue
-    /// has drained when the keyframe reaches the bottleneck, until it is captured (then the
-    /// next one is due) or [`KEYFRAME_GAP_GIVE_UP`] after it was due. The lead is at most two
-    /// targets of queue and a quarter of the keyframe interval: a larger queue is a backlog
-    /// the delay mode drains anyway, and the bulk must never pause most of the time.
+    /// When the bulk pauses before the next keyframe, if one is due and the pause is on: early
+    /// enough that the queue has drained when the keyframe reaches the bottleneck (plus a
+    /// quarter target), until it is captured (then the next one is due) or
+    /// [`KEYFRAME_GAP_GIVE_UP`] after it was due. The media keeps sending through the pause,
+    /// so the queue drains only at the rate the media leaves spare: the queue's delay ÷ the
+    /// spare share of the delivery rate (with 2 Mbit/s of media on 3 Mbit/s, a third: a pause
+    /// of the queue's delay alone left two thirds of it in front of every keyframe, and a
+    /// controller whose window held a standing queue, Hybla's, had each keyframe in the
+    /// 3 Mbit/s period of media-bulk-thesis late). The lead is at most two targets of queue
+    /// over a spare share of at least a quarter, and a quarter of the keyframe interval: a
+    /// larger queue is a backlog the delay mode drains anyway, and the bulk must never pause
+    /// most of the time.
     fn keyframe_gap(&self, view: &TransportView) -> Option<(Duration, Duration)> {
         if !self.config.keyframe_gap {
             return None;
@@ -426,7 +432,14 @@ impl Balancer {
             .srtt
             .saturating_sub(view.min_rtt)
             .min(2 * self.config.target);
-        let lead = (queue + self.config.target / 4).min(interval / 4);
+        let delivered_bps = self.delivered_bps(view);
+        let spare_share = if delivered_bps > 0.0 {
+            let media_bps = self.media_demand_bytes_per_s(view.now) * 8.0;
+            (1.0 - media_bps / delivered_bps).clamp(MIN_SPARE_SHARE, 1.0)
+        } else {
+            1.0
+        };
+        let lead = (queue.div_f64(spare_share) + self.config.target / 4).min(interval / 4);
         Some((due.saturating_sub(lead), due + KEYFRAME_GAP_GIVE_UP))
     }
 

@@ -615,3 +615,28 @@ fn the_media_target_climbs_by_its_rate_per_second_not_to_what_is_in_flight() {
     b.observe(&view(2_000, 1_000_000, 100_000, 50, 50));
     assert_eq!(b.media_target_bps(), Some((510_000.0 * 1.005) as u64));
 }
+
+#[test]
+fn the_pause_before_a_keyframe_leads_by_the_queue_over_what_the_media_leaves_spare() {
+    let mut b = Balancer::new(config());
+    // 8 kB P-frames 30 times a second (32 of them in the last second: 2.05 Mbit/s) and a
+    // 40 kB keyframe every 60 frames; the next due at frame 180 (5 999.94 ms).
+    let capture = |i: u64| Duration::from_micros(i * 33_333);
+    for i in 0..=179u64 {
+        b.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
+    }
+    let due = capture(180);
+    // 4 Mbit/s acknowledged, 40 ms of queue (srtt 90, minimum 50).
+    let at = |t: Duration| TransportView {
+        now: t,
+        acked_bytes: (t.as_secs_f64() * 500_000.0) as u64,
+        ..view(0, 1_000_000, 20_000, 90, 50)
+    };
+    b.observe(&at(due - Duration::from_millis(1_500)));
+    // The media leaves 1 − 2.048 / 4 = 48.8 % of the rate to drain the queue with: the
+    // pause leads by 40 ms / 0.488 + 25 / 4 ms = 88.2 ms, not 46.25 ms.
+    b.observe(&at(due - Duration::from_millis(100)));
+    assert!(b.send_window().unwrap().bulk_bytes > 0, "before the pause");
+    b.observe(&at(due - Duration::from_millis(80)));
+    assert_eq!(b.send_window().unwrap().bulk_bytes, 0, "paused");
+}
