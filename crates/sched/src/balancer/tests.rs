@@ -99,16 +99,21 @@ fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
     assert_eq!(b.window_bytes(), 338_541 + 338_541 * 25 / 600);
 }
 
-#[test]
-fn the_bulk_pauses_from_the_queue_delay_before_a_keyframe_is_due_until_it_comes() {
-    let mut b = Balancer::new(config());
-    // 30 frames a second, 8 kB, a 40 kB keyframe every 60 frames: keyframes found at
-    // frames 60 and 120, the next due at frame 180 (5 999.94 ms).
+/// A balancer that saw 8 kB frames 30 times a second and a 40 kB keyframe every 60 frames
+/// (found at frames 60 and 120), frames 0 to 179: the next keyframe is due at frame 180
+/// (5 999.94 ms), returned with it.
+fn with_keyframe_due(config: BalancerConfig) -> (Balancer, Duration) {
+    let mut b = Balancer::new(config);
     let capture = |i: u64| Duration::from_micros(i * 33_333);
     for i in 0..=179u64 {
         b.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
     }
-    let due = capture(180);
+    (b, capture(180))
+}
+
+#[test]
+fn the_bulk_pauses_from_the_queue_delay_before_a_keyframe_is_due_until_it_comes() {
+    let (mut b, due) = with_keyframe_due(config());
     // 40 ms of queue (srtt 90, minimum 50): the pause starts 40 + 25 / 4 ms before it is due.
     let lead = Duration::from_micros(46_250);
     let at = |t: Duration| TransportView {
@@ -134,19 +139,13 @@ fn the_bulk_pauses_from_the_queue_delay_before_a_keyframe_is_due_until_it_comes(
     b.observe(&at(due + Duration::from_millis(1)));
     assert_eq!(b.send_window().unwrap().bulk_bytes, b.window_bytes());
     // One that never comes ends the pause 100 ms after it was due.
-    let mut late = Balancer::new(config());
-    for i in 0..=179u64 {
-        late.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
-    }
+    let (mut late, _) = with_keyframe_due(config());
     late.observe(&at(due + Duration::from_millis(99)));
     assert_eq!(late.send_window().unwrap().bulk_bytes, 0);
     late.observe(&at(due + Duration::from_millis(101)));
     assert!(late.send_window().unwrap().bulk_bytes > 0);
     // A queue of a second (a backlog) leads by two targets and a quarter, not by a second.
-    let mut backlog = Balancer::new(config());
-    for i in 0..=179u64 {
-        backlog.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
-    }
+    let (mut backlog, _) = with_keyframe_due(config());
     let deep = |t: Duration| TransportView {
         now: t,
         ..view(0, 1_000_000, 20_000, 1_050, 50)
@@ -158,13 +157,10 @@ fn the_bulk_pauses_from_the_queue_delay_before_a_keyframe_is_due_until_it_comes(
     backlog.observe(&deep(due - Duration::from_micros(56_250)));
     assert_eq!(backlog.send_window().unwrap().bulk_bytes, 0);
     // Off by configuration: no pause.
-    let mut off = Balancer::new(BalancerConfig {
+    let (mut off, _) = with_keyframe_due(BalancerConfig {
         keyframe_gap: false,
         ..config()
     });
-    for i in 0..=179u64 {
-        off.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
-    }
     off.observe(&at(due - Duration::from_millis(10)));
     assert!(off.send_window().unwrap().bulk_bytes > 0);
 }
@@ -618,14 +614,8 @@ fn the_media_target_climbs_by_its_rate_per_second_not_to_what_is_in_flight() {
 
 #[test]
 fn the_pause_before_a_keyframe_leads_by_the_queue_over_what_the_media_leaves_spare() {
-    let mut b = Balancer::new(config());
-    // 8 kB P-frames 30 times a second (32 of them in the last second: 2.05 Mbit/s) and a
-    // 40 kB keyframe every 60 frames; the next due at frame 180 (5 999.94 ms).
-    let capture = |i: u64| Duration::from_micros(i * 33_333);
-    for i in 0..=179u64 {
-        b.on_frame(capture(i), if i % 60 == 0 { 40_000 } else { 8_000 });
-    }
-    let due = capture(180);
+    // 32 P-frames in the last second before the pause: 2.05 Mbit/s of media.
+    let (mut b, due) = with_keyframe_due(config());
     // 4 Mbit/s acknowledged, 40 ms of queue (srtt 90, minimum 50).
     let at = |t: Duration| TransportView {
         now: t,
