@@ -40,6 +40,17 @@ fn media_adapting(adaptive: bool) -> FlowApp {
     }
 }
 
+/// An unlimited bulk download on the same connection.
+fn bulk() -> FlowApp {
+    FlowApp {
+        name: "bulk".into(),
+        spec: Arc::new(PerfSpec {
+            download: Some(Request::Unlimited),
+            ..PerfSpec::default()
+        }),
+    }
+}
+
 #[test]
 fn media_alone_arrives_on_time() {
     let mut config = single_flow(
@@ -110,16 +121,7 @@ fn media_next_to_bulk_shares_the_connection() {
         Duration::from_secs(6),
         "cubic",
     );
-    config.flows[0].apps = vec![
-        media(),
-        FlowApp {
-            name: "bulk".into(),
-            spec: Arc::new(PerfSpec {
-                download: Some(Request::Unlimited),
-                ..PerfSpec::default()
-            }),
-        },
-    ];
+    config.flows[0].apps = vec![media(), bulk()];
     let out = run(&config, &mut |_| Control::Continue).unwrap();
     let flow = &out.flows[0];
     let video = MediaReport::of(&flow.apps[0]).unwrap();
@@ -153,16 +155,7 @@ fn adaptive_media_follows_what_the_path_delivers() {
     for link in [&mut config.path.forward, &mut config.path.return_link] {
         link.queue = netsim::QueueLimit::Time(ms(300));
     }
-    config.flows[0].apps = vec![
-        media_adapting(true),
-        FlowApp {
-            name: "bulk".into(),
-            spec: Arc::new(PerfSpec {
-                download: Some(Request::Unlimited),
-                ..PerfSpec::default()
-            }),
-        },
-    ];
+    config.flows[0].apps = vec![media_adapting(true), bulk()];
     config.flows[0].scheduler =
         sched::SchedulerSpec::Balancer(sched::balancer::BalancerConfig::default());
     let out = run(&config, &mut |_| Control::Continue).unwrap();
