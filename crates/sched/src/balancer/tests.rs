@@ -380,11 +380,39 @@ fn a_queue_that_shrinks_in_the_confirming_round_was_not_a_loss_based_flows() {
     b.observe(&view(settled, 100_000, floor, 350, 50));
     b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
     assert!(matches!(b.mode, Mode::Draining { .. }));
-    // 330 → 300 ms: less than a quarter target (6.25 ms) is not shrinking …
-    b.observe(&sampled(view(settled + 400, 100_000, floor, 350, 50), 325));
+    // 330 → 300 ms: less than an eighth of the 280 ms queue (35 ms) is not shrinking …
+    b.observe(&sampled(view(settled + 400, 100_000, floor, 350, 50), 300));
     assert!(matches!(b.mode, Mode::Draining { .. }));
     // … 330 → 200 ms is: the queue is no loss-based flow's, the delay mode resumes.
     b.observe(&sampled(view(settled + 450, 100_000, floor, 350, 50), 200));
+    assert!(matches!(b.mode, Mode::Delay));
+}
+
+#[test]
+fn a_competitors_queue_that_dips_below_two_targets_is_still_a_competitors() {
+    // Settled after a drain, a packet comes back with 40 ms of queue (the competitor's after
+    // its loss): more than one target (25 ms), so not ours, though it is under the two
+    // targets that start a drain.
+    let (mut b, now) = draining();
+    let floor = config().min_window_packets * MTU;
+    let settled = now + 300;
+    b.observe(&view(settled, 100_000, floor, 350, 50));
+    b.observe(&sampled(view(settled + 90, 100_000, floor, 350, 50), 90));
+    assert!(matches!(
+        b.mode,
+        Mode::Draining {
+            confirming: Some(_),
+            ..
+        }
+    ));
+    // A round later the queue is 36 ms: it shrank by less than a quarter target.
+    b.observe(&sampled(view(settled + 300, 100_000, floor, 350, 50), 86));
+    b.observe(&view(settled + 440, 100_000, floor, 350, 50));
+    assert!(b.competing());
+    // At exactly one target of queue the packet is back without one: ours.
+    let (mut b, now) = draining();
+    b.observe(&view(now + 300, 100_000, floor, 350, 50));
+    b.observe(&sampled(view(now + 390, 100_000, floor, 350, 50), 75));
     assert!(matches!(b.mode, Mode::Delay));
 }
 
