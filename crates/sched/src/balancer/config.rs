@@ -66,6 +66,14 @@ pub(super) const FRAME_WINDOW: Duration = Duration::from_secs(1);
 /// few seconds on a path that served the media in full.
 pub(super) const MEDIA_SATISFIED_SHARE: f64 = 0.7;
 
+/// Share of what our connection delivers that the media may write next to a loss-based
+/// competitor even when its frames cannot be on time (the rest is the bulk's).
+pub(super) const MEDIA_SHARE_NEXT_TO_COMPETITOR: f64 = 0.5;
+
+/// The drain interval doubles with each recheck that finds the competitor still there, at
+/// most this many times (10 s becomes 40 s).
+pub(super) const MAX_RECHECK_DOUBLINGS: u32 = 2;
+
 /// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
 /// a share of itself per second.
 pub(super) const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;

@@ -68,14 +68,17 @@
 //!   for a queue the smoothed RTT already sees emptying, or one shrinking round by round).
 //!   Back with at most a target of queue, the queue was ours (our own overloaded media, a
 //!   capacity drop's backlog); still behind more, and still a round later without shrinking
-//!   by an eighth, it is a competitor's (the confirming round: after a capacity drop half the *old* pipe of our own
-//!   still stands in front of the first packets, and two of our connections took each other
-//!   for loss-based flows, handed the link to Cubic's window and starved their media), and
-//!   the congestion controller's
-//!   window governs (media first by priority, late frames still refused) until a drain
-//!   [`BalancerConfig::drain_interval`] later checks again. Like BBR's ProbeRTT, which
-//!   empties its own queue to see the path's, and Copa's competitive mode, which watches
-//!   whether the queue ever empties.
+//!   by an eighth, it is a competitor's (the confirming round: after a capacity drop half the
+//!   *old* pipe of our own still stands in front of the first packets, and two of our
+//!   connections took each other for loss-based flows, handed the link to Cubic's window and
+//!   starved their media), and the congestion controller's window governs until a drain
+//!   [`BalancerConfig::drain_interval`] later checks again (twice, then four times that
+//!   while the competitor stays: each drain hands it the buffer space we free). Media goes
+//!   first by priority; frames that cannot arrive in time are still refused, but only once
+//!   the media has written half of what we deliver: behind a competitor's queue no frame may
+//!   be on time, and refusing them all starved the media while the bulk took our share. Like
+//!   BBR's ProbeRTT, which empties its own queue to see the path's, and Copa's competitive
+//!   mode, which watches whether the queue ever empties.
 //! - **Rate signal for adaptive media**: 85 % of what the path delivered over the last
 //!   second, counted from the bytes the peer acknowledged (both classes), while the link is
 //!   saturated; climbing by 10 % a second otherwise. In flight ÷
@@ -95,8 +98,9 @@ pub use config::{BalancerConfig, COMPETITION_QUEUE_TARGETS};
 use keyframes::KeyframeClock;
 
 use config::{
-    BULK_SLACK_PACKETS, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MEDIA_PIPE_HEADROOM,
-    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE, MIN_SPARE_SHARE,
+    BULK_SLACK_PACKETS, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS,
+    MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
+    MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -181,6 +185,8 @@ pub struct Balancer {
     /// latest sample): each grew twice as much as the one before. While the controller's
     /// window is the limit the count runs on, so the cap keeps pace once that window grows.
     empty_rounds: u32,
+    /// Rechecks in a row that found the competitor still there (see `end_drain`).
+    competitor_rechecks: u32,
 }
 
 impl Balancer {
@@ -209,6 +215,7 @@ impl Balancer {
             latest_rtt_sample: None,
             keyframes: KeyframeClock::default(),
             empty_rounds: 0,
+            competitor_rechecks: 0,
         }
     }
 
@@ -245,6 +252,17 @@ impl Balancer {
             .map(|&(_, b)| b)
             .sum();
         bytes as f64 / FRAME_WINDOW.as_secs_f64()
+    }
+
+    /// Media bytes handed to the transport per second over the last second, bit/s.
+    fn media_written_bps(&self, now: Duration) -> f64 {
+        let bytes: u64 = self
+            .recent_media_writes
+            .iter()
+            .filter(|&&(t, _)| t + FRAME_WINDOW > now)
+            .map(|&(_, b)| b)
+            .sum();
+        bytes as f64 * 8.0 / FRAME_WINDOW.as_secs_f64()
     }
 
     /// The media's pipe: its rate over the last second × the minimum RTT, what it has out
@@ -522,14 +540,25 @@ impl Balancer {
 
     /// The drain's verdict at its end: a queue that stayed while we sent next to nothing is a
     /// competitor's.
-    fn end_drain(&mut self, view: &TransportView, competitor: bool, resume: u64) {
+    /// A competitor found again by a recheck is checked for half as often as before, down to
+    /// once every [`MAX_RECHECK_DOUBLINGS`] doublings of the drain interval: each drain hands
+    /// the competitor the buffer space we free (at ten seconds our connection held 39 % of
+    /// the link next to Cubic, at thirty 40–41 %), and one that leaves is noticed that much
+    /// later.
+    fn end_drain(&mut self, view: &TransportView, competitor: bool, recheck: bool, resume: u64) {
         // A drain is no empty round: growth starts again from one target.
         self.empty_rounds = 0;
         if competitor {
+            self.competitor_rechecks = if recheck {
+                (self.competitor_rechecks + 1).min(MAX_RECHECK_DOUBLINGS)
+            } else {
+                0
+            };
             self.mode = Mode::Competing {
-                until: view.now + self.config.drain_interval,
+                until: view.now + self.config.drain_interval * (1 << self.competitor_rechecks),
             };
         } else {
+            self.competitor_rechecks = 0;
             self.mode = Mode::Delay;
             self.window_bytes = resume;
             self.next_drain_at = view.now + self.config.drain_interval;
@@ -633,7 +662,7 @@ impl Scheduler for Balancer {
                 resume_window_bytes,
             };
             if verdict.is_some() || view.now >= give_up_at {
-                self.end_drain(view, verdict == Some(true), resume_window_bytes);
+                self.end_drain(view, verdict == Some(true), recheck, resume_window_bytes);
                 // The round restarts from here: what the drain let out says nothing.
                 self.round_end = None;
                 self.round_max_in_flight = 0;
@@ -780,6 +809,14 @@ impl Scheduler for Balancer {
             }
             _ => true,
         };
+        // Next to a loss-based flow no frame may be on time (its queue alone can exceed the
+        // media's slack), and refusing them all starves the media while the bulk takes our
+        // whole share: the media is admitted however late while it has written less than
+        // its share of what we deliver.
+        let admit = admit
+            || (self.competing()
+                && self.media_written_bps(view.now)
+                    < MEDIA_SHARE_NEXT_TO_COMPETITOR * self.delivered_bps(&view));
         if admit {
             self.last_admitted = Some(view.now);
         }

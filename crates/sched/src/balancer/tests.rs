@@ -433,6 +433,73 @@ fn a_recheck_while_competing_decides_on_its_first_sample() {
 }
 
 #[test]
+fn each_recheck_that_finds_the_competitor_again_doubles_the_interval_up_to_four_times() {
+    let floor = config().min_window_packets * MTU;
+    let (mut b, mut now) = draining();
+    b.mode = Mode::Competing {
+        until: Duration::from_millis(now),
+    };
+    // A recheck from `now` whose first sample after settling shows `sample_ms` of RTT; the
+    // time the competing mode then lasts, if it is one.
+    let recheck = |b: &mut Balancer, now: u64, sample_ms: u64| {
+        b.round_end = Some(Duration::from_millis(now));
+        b.observe(&view(now + 10, 100_000, 30_000, 350, 50));
+        assert!(matches!(b.mode, Mode::Draining { recheck: true, .. }));
+        b.observe(&view(now + 300, 100_000, floor, 350, 50));
+        b.observe(&sampled(
+            view(now + 630, 100_000, floor, 350, 50),
+            sample_ms,
+        ));
+        match b.mode {
+            Mode::Competing { until } => Some(until - Duration::from_millis(now + 630)),
+            _ => None,
+        }
+    };
+    let interval = config().drain_interval;
+    for expected in [2, 4, 4] {
+        let lasts = recheck(&mut b, now, 330).expect("still competing");
+        assert_eq!(lasts, interval * expected);
+        now += 630 + lasts.as_millis() as u64;
+    }
+    // The competitor gone, the count starts over: the next recheck that finds one doubles
+    // one interval, not four.
+    assert_eq!(recheck(&mut b, now, 60), None);
+    b.mode = Mode::Competing {
+        until: Duration::from_millis(now + 1_000),
+    };
+    assert_eq!(recheck(&mut b, now + 1_000, 330), Some(interval * 2));
+}
+
+#[test]
+fn next_to_a_competitor_late_frames_go_while_the_media_has_less_than_half_our_rate() {
+    let deadline = Duration::from_millis(175);
+    let delivering_600_kbit = |mode: Mode| {
+        let mut b = Balancer::new(config());
+        b.observe(&view(0, 1_000_000, 7_500, 100, 50));
+        // 75 kB acknowledged over the second: 600 kbit/s; 50 ms of queue.
+        b.observe(&TransportView {
+            acked_bytes: 75_000,
+            ..view(1_000, 1_000_000, 7_500, 100, 50)
+        });
+        b.mode = mode;
+        // No probe frame due.
+        b.last_admitted = Some(Duration::from_millis(1_000));
+        b
+    };
+    // A keyframe that takes 500 ms at 600 kbit/s: late whatever happens.
+    let keyframe = 37_500;
+    let mut alone = delivering_600_kbit(Mode::Delay);
+    assert!(!alone.admit_frame(Duration::ZERO, keyframe, deadline));
+    let mut b = delivering_600_kbit(Mode::Competing {
+        until: Duration::from_secs(100),
+    });
+    assert!(b.admit_frame(Duration::ZERO, keyframe, deadline));
+    // Written, it is 300 kbit/s over the last second: half of what we deliver, no more.
+    b.on_written(Duration::from_millis(1_000), Class::Media, keyframe);
+    assert!(!b.admit_frame(Duration::ZERO, keyframe, deadline));
+}
+
+#[test]
 fn media_may_buffer_its_largest_recent_frame_beyond_the_bulk_cap() {
     let mut b = Balancer::new(config());
     for i in 0..30 {
