@@ -74,6 +74,23 @@ pub(super) const MEDIA_SHARE_NEXT_TO_COMPETITOR: f64 = 0.5;
 /// most this many times (10 s becomes 40 s).
 pub(super) const MAX_RECHECK_DOUBLINGS: u32 = 2;
 
+/// Packets whose acknowledgements make one train for the bottleneck's rate (see
+/// `Balancer::measure_ack_train`): 24, so that one acknowledgement more or less (every
+/// other packet is acknowledged) moves the reading by a twelfth.
+pub(super) const BURST_PROBE_PACKETS: u64 = 24;
+
+/// A train's acknowledgements span at least this long: an observation that sees many at
+/// once (a batch of datagrams in real time) is no rate.
+pub(super) const BURST_PROBE_MIN_SPAN: Duration = Duration::from_millis(10);
+
+/// A train of acknowledgements faster than this many times the round's delivery rate says
+/// the bottleneck has room we do not use (trains read within a few percent of the
+/// bottleneck's rate in the simulator).
+pub(super) const BURST_JUMP_ABOVE: f64 = 1.15;
+
+/// The cap jumps to this share of the pipe at a train's rate (× the minimum RTT).
+pub(super) const BURST_PIPE_SHARE: f64 = 0.8;
+
 /// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
 /// a share of itself per second.
 pub(super) const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;

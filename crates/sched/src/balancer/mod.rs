@@ -20,9 +20,13 @@
 //!   fixed steps, and one round's growth never becomes more queue than the target: on a GEO
 //!   path ×1.25 alone would add 150 ms) — twice that after a round in which the path stayed
 //!   empty, four times after two, up to ×1.25, so that capacity that tripled is found in
-//!   about six GEO rounds instead of seventeen. A cap below the media's own pipe grows from that
-//!   pipe, not from the floor: the cap counts both classes, and below the media's occupancy
-//!   the bulk would send nothing for ten seconds of GEO rounds after each overload.
+//!   about six GEO rounds instead of seventeen. When a train of our packets (a keyframe, a
+//!   cap that just grew) comes back faster than we deliver, the bottleneck has said its rate,
+//!   and the cap goes to most of that pipe at once (packet-train dispersion; a GEO rise from
+//!   2 to 4 Mbit/s was filled in 2.8 s instead of 5.1). A cap below the media's own pipe
+//!   grows from that pipe, not from the floor: the cap counts both classes, and below the
+//!   media's occupancy the bulk would send nothing for ten seconds of GEO rounds after each
+//!   overload.
 //! - **Room for media, just in time for both**: media may always have its own pipe (its rate
 //!   × the minimum RTT, plus a quarter) and its largest recent frame in flight, whatever the
 //!   bulk's cap; bulk is written just in time (the transport never holds more than the cap),
@@ -98,7 +102,8 @@ pub use config::{BalancerConfig, COMPETITION_QUEUE_TARGETS};
 use keyframes::KeyframeClock;
 
 use config::{
-    BULK_SLACK_PACKETS, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS,
+    BULK_SLACK_PACKETS, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
+    BURST_PROBE_PACKETS, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS,
     MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
     MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
 };
@@ -121,9 +126,8 @@ enum Mode {
         give_up_at: Duration,
         /// When our bytes in flight fell below half a pipe.
         settled_at: Option<Duration>,
-        /// After a first sample of a packet sent after settling showed a standing queue:
-        /// until when the confirming round lasts, and that first sample.
-        confirming: Option<(Duration, Duration)>,
+        /// After a first sample of a packet sent after settling showed a standing queue.
+        confirming: Option<Confirming>,
         /// Whether a competitor held the queue before this drain (the competing mode's
         /// periodic check): then the first sample decides, as a round more at half a pipe
         /// would only hand the competitor more of the link.
@@ -135,6 +139,19 @@ enum Mode {
     /// share, so the controller's window governs (media first by priority) until `until`,
     /// when a drain checks again.
     Competing { until: Duration },
+}
+
+/// A drain's confirming round (see [`Mode::Draining`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Confirming {
+    /// When the first sample came: packets sent after it are the round's.
+    started: Duration,
+    /// The round ends here, if one of its packets came back by then.
+    until: Duration,
+    /// The first sample.
+    first: Duration,
+    /// Whether a packet sent after `started` came back behind a queue that had not shrunk.
+    stayed: bool,
 }
 
 /// The balancer (scheduler name `balancer`).
@@ -187,6 +204,14 @@ pub struct Balancer {
     empty_rounds: u32,
     /// Rechecks in a row that found the competitor still there (see `end_drain`).
     competitor_rechecks: u32,
+    /// The transport's count of bytes acknowledged at each observation that saw it grow,
+    /// over about the last round: (time, bytes); the train whose dispersion measures the
+    /// bottleneck (see `burst_rate_bps`).
+    ack_train: VecDeque<(Duration, u64)>,
+    /// The fastest the acknowledgements of [`BURST_PROBE_PACKETS`] packets came back this
+    /// round and the last, bit/s.
+    round_burst_bps: f64,
+    last_round_burst_bps: f64,
 }
 
 impl Balancer {
@@ -216,6 +241,9 @@ impl Balancer {
             keyframes: KeyframeClock::default(),
             empty_rounds: 0,
             competitor_rechecks: 0,
+            ack_train: VecDeque::new(),
+            round_burst_bps: 0.0,
+            last_round_burst_bps: 0.0,
         }
     }
 
@@ -312,6 +340,41 @@ impl Balancer {
         }
     }
 
+    /// The dispersion of our acknowledgements: when packets leave faster than the bottleneck
+    /// serves them (a keyframe written at once, a cap that just grew, quinn's pacing at 1.25×
+    /// the window's rate), their acknowledgements come back spaced by the bottleneck's rate,
+    /// whatever we sent before (packet-pair and packet-train estimation; BBR's delivery-rate
+    /// samples). The fastest [`BURST_PROBE_PACKETS`] packets' worth over at least
+    /// [`BURST_PROBE_MIN_SPAN`] is kept per round: delayed acknowledgements (every other
+    /// packet) and steps that see several at once make shorter trains read high.
+    fn measure_ack_train(&mut self, view: &TransportView) {
+        if self
+            .ack_train
+            .back()
+            .is_some_and(|&(_, acked)| acked >= view.acked_bytes)
+        {
+            return;
+        }
+        self.ack_train.push_back((view.now, view.acked_bytes));
+        let keep = view.srtt.max(BURST_PROBE_MIN_SPAN) * 2;
+        while self
+            .ack_train
+            .front()
+            .is_some_and(|&(t, _)| t + keep < view.now)
+        {
+            self.ack_train.pop_front();
+        }
+        let span_bytes = BURST_PROBE_PACKETS * view.mtu_bytes.max(1200);
+        // The latest observation at least a train behind this one, in time and in bytes.
+        let start = self.ack_train.iter().rev().find(|&&(t, acked)| {
+            view.acked_bytes - acked >= span_bytes && t + BURST_PROBE_MIN_SPAN <= view.now
+        });
+        if let Some(&(t, acked)) = start {
+            let bps = (view.acked_bytes - acked) as f64 * 8.0 / (view.now - t).as_secs_f64();
+            self.round_burst_bps = self.round_burst_bps.max(bps);
+        }
+    }
+
     /// What both classes may have out while draining: half the path's pipe at the last
     /// delivery rate (BBRv2's ProbeRTT keeps half its window too), at least the floor. Below
     /// a pipe, a queue of our own empties (at half the rate) and none forms again, while the
@@ -330,15 +393,27 @@ impl Balancer {
         rtt.saturating_sub(view.min_rtt) > self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS)
     }
 
-    /// Whether a packet sent after a drain settled came back without our queue: at most one
-    /// target above the minimum RTT. What we had out beyond half a pipe is delivered by then,
-    /// so a queue of our own is gone; a loss-based competitor's is not, but after each of its
-    /// losses it dips (Cubic keeps 0.7 of its window). At two targets, the threshold that
-    /// starts a drain, media-bulk-competing (seed 3) saw 34–73 ms of the competitor's queue
-    /// in three drains in a row at 4 Mbit/s: each was taken for ours, the delay mode held the
-    /// bulk to its target (once for 62 s), and our share next to Cubic was a third.
-    fn shows_queue_gone(&self, sample: Duration, view: &TransportView) -> bool {
-        sample.saturating_sub(view.min_rtt) <= self.config.target
+    /// Whether a packet sent after a drain settled came back without our queue. What we had
+    /// out beyond half a pipe is delivered by then, so a queue of our own is gone, but two
+    /// kinds of queue that are not ours stay, and they need two thresholds:
+    /// - Another delay-based flow (another of our connections) keeps its target and a frame
+    ///   or two: 60 ms of queue at a 40 ms target in rmcat-5.2. A first drain (`recheck`
+    ///   false) must take that for no competitor: at most two targets
+    ///   ([`COMPETITION_QUEUE_TARGETS`], the threshold that starts a drain). At one target the
+    ///   two connections took each other for loss-based flows after a drop to 1 Mbit/s and
+    ///   half the frames of one were late.
+    /// - A loss-based competitor, once found, dips after each of its losses (Cubic keeps 0.7
+    ///   of its window). A recheck takes the queue for ours only at one target: at two,
+    ///   media-bulk-competing (seed 3) saw 34–73 ms of the competitor's queue in rechecks at
+    ///   4 Mbit/s, each handed the link back to the delay mode (once for 62 s), and our share
+    ///   next to Cubic was a third.
+    fn shows_queue_gone(&self, sample: Duration, view: &TransportView, recheck: bool) -> bool {
+        let targets = if recheck {
+            1.0
+        } else {
+            COMPETITION_QUEUE_TARGETS
+        };
+        sample.saturating_sub(view.min_rtt) <= self.config.target.mul_f64(targets)
     }
 
     /// Whether the queue a drain's confirming round saw shrank from `first` to `sample`: by
@@ -534,12 +609,23 @@ impl Balancer {
             self.empty_rounds = if empty { grew.saturating_add(1) } else { 0 };
             let targets = 2f64.powi(self.empty_rounds.saturating_sub(1).min(16) as i32);
             let grown = (from * growth).min(from + rate_bytes_per_s * target * targets);
-            self.window_bytes = (grown as u64).max(floor);
+            // The bottleneck itself said how fast it serves: a train of our packets came back
+            // faster than we deliver (capacity rose). The cap goes to most of that pipe at
+            // once instead of a target per round (on a GEO path from 2 to 4 Mbit/s, eight
+            // rounds, five seconds); the growth above finds the rest.
+            let burst_bytes_per_s = self.round_burst_bps / 8.0;
+            let measured = if burst_bytes_per_s > BURST_JUMP_ABOVE * rate_bytes_per_s {
+                BURST_PIPE_SHARE * burst_bytes_per_s * base
+            } else {
+                0.0
+            };
+            self.window_bytes = (grown.max(measured) as u64).max(floor);
         }
     }
 
     /// The drain's verdict at its end: a queue that stayed while we sent next to nothing is a
     /// competitor's.
+    ///
     /// A competitor found again by a recheck is checked for half as often as before, down to
     /// once every [`MAX_RECHECK_DOUBLINGS`] doublings of the drain interval: each drain hands
     /// the competitor the buffer space we free (at ten seconds our connection held 39 % of
@@ -599,6 +685,7 @@ impl Scheduler for Balancer {
         if self.acked_history.back().is_none_or(|&(t, _)| t < view.now) {
             self.acked_history.push_back((view.now, view.acked_bytes));
         }
+        self.measure_ack_train(view);
         while self
             .recent_media_acks
             .front()
@@ -630,23 +717,36 @@ impl Scheduler for Balancer {
                 .and_then(|since| view.rtt_sample_min.filter(|&sample| sample <= since));
             let mut verdict = None;
             let mut confirming = confirming;
-            match (probe, confirming) {
-                (Some(sample), _) if self.shows_queue_gone(sample, view) => {
+            match (probe, &mut confirming) {
+                (Some(sample), _) if self.shows_queue_gone(sample, view, recheck) => {
                     verdict = Some(false);
                 }
                 (Some(_), None) if recheck => verdict = Some(true),
                 (Some(sample), None) => {
-                    confirming = Some((view.now + view.srtt.max(view.min_rtt), sample));
+                    confirming = Some(Confirming {
+                        started: view.now,
+                        until: view.now + view.srtt.max(view.min_rtt),
+                        first: sample,
+                        stayed: false,
+                    });
                 }
-                (Some(sample), Some((_, first))) if self.shrank(first, sample, view) => {
+                (Some(sample), Some(round)) if self.shrank(round.first, sample, view) => {
                     // Shrinking while we hold back: not a flow that keeps the buffer full.
                     verdict = Some(false);
                 }
+                (Some(sample), Some(round)) => {
+                    round.stayed |= sample <= view.now.saturating_sub(round.started);
+                }
                 _ => {}
             }
+            // A competitor's only when a packet of the round itself saw the queue stay: a round
+            // with no sample of its own (all at the floor, behind a capacity drop's backlog)
+            // proves nothing, and two of our connections took each other for loss-based flows
+            // that way after a drop to 1 Mbit/s (rmcat-5.2).
             if verdict.is_none()
-                && let Some((until, _)) = confirming
-                && view.now >= until
+                && let Some(round) = confirming
+                && round.stayed
+                && view.now >= round.until
             {
                 verdict = Some(true);
             }
@@ -672,6 +772,8 @@ impl Scheduler for Balancer {
             None if !view.srtt.is_zero() => self.round_end = Some(view.now + view.srtt),
             Some(end) if view.now >= end => {
                 self.end_round(view);
+                self.last_round_burst_bps = self.round_burst_bps;
+                self.round_burst_bps = 0.0;
                 self.round_max_in_flight = view.in_flight_bytes;
                 self.round_min_sample = None;
                 self.round_end = Some(view.now + view.srtt.max(Duration::from_millis(1)));
@@ -846,7 +948,12 @@ impl Scheduler for Balancer {
                 confirming,
                 ..
             } => {
-                let until = confirming.map_or(give_up_at, |(until, _)| until.min(give_up_at));
+                // A confirming round past its end without a sample of its own waits for one
+                // until the drain gives up.
+                let now = self.view.map_or(Duration::ZERO, |v| v.now);
+                let until = confirming
+                    .filter(|round| round.until > now)
+                    .map_or(give_up_at, |round| round.until.min(give_up_at));
                 Some(self.round_end.map_or(until, |end| end.min(until)))
             }
             Mode::Competing { .. } => self.round_end,

@@ -334,8 +334,12 @@ fn a_queue_that_stays_while_we_drain_is_a_competitors_and_the_controller_governs
         }
     ));
     assert_eq!(b.wakeup(), Some(Duration::from_millis(settled + 330 + 350)));
-    // Still 275 ms of queue (not shrinking by a quarter target) when the round ends.
+    // 325 ms at 500 ms is a packet sent before the first sample came: no evidence.
     b.observe(&sampled(view(settled + 500, 100_000, floor, 350, 50), 325));
+    // One sent after it, back with 275 ms of queue (not shrinking by an eighth of it): the
+    // queue stayed, and the round's end is the verdict.
+    b.observe(&sampled(view(settled + 660, 100_000, floor, 350, 50), 325));
+    assert!(matches!(b.mode, Mode::Draining { .. }));
     b.observe(&view(settled + 680, 100_000, floor, 350, 50));
     assert!(b.competing());
     let settled = settled + 350;
@@ -389,30 +393,58 @@ fn a_queue_that_shrinks_in_the_confirming_round_was_not_a_loss_based_flows() {
 }
 
 #[test]
-fn a_competitors_queue_that_dips_below_two_targets_is_still_a_competitors() {
-    // Settled after a drain, a packet comes back with 40 ms of queue (the competitor's after
-    // its loss): more than one target (25 ms), so not ours, though it is under the two
-    // targets that start a drain.
+fn a_first_drain_takes_two_targets_for_ours_a_recheck_one() {
+    let floor = config().min_window_packets * MTU;
+    // 40 ms of queue after settling (1.6 targets): another delay-based flow at its target, as
+    // far as a first drain can tell: ours.
+    let (mut b, now) = draining();
+    b.observe(&view(now + 300, 100_000, floor, 350, 50));
+    b.observe(&sampled(view(now + 390, 100_000, floor, 350, 50), 90));
+    assert!(matches!(b.mode, Mode::Delay));
+    // The same in a recheck, with a competitor found before: its queue dipped after a loss.
+    let (mut b, now) = draining();
+    b.mode = Mode::Competing {
+        until: Duration::from_millis(now),
+    };
+    b.round_end = Some(Duration::from_millis(now));
+    b.observe(&view(now + 10, 100_000, 30_000, 350, 50));
+    b.observe(&view(now + 300, 100_000, floor, 350, 50));
+    b.observe(&sampled(view(now + 390, 100_000, floor, 350, 50), 90));
+    assert!(b.competing());
+    // At exactly one target, a recheck finds the queue gone.
+    let (mut b, now) = draining();
+    b.mode = Mode::Competing {
+        until: Duration::from_millis(now),
+    };
+    b.round_end = Some(Duration::from_millis(now));
+    b.observe(&view(now + 10, 100_000, 30_000, 350, 50));
+    b.observe(&view(now + 300, 100_000, floor, 350, 50));
+    b.observe(&sampled(view(now + 375, 100_000, floor, 350, 50), 75));
+    assert!(matches!(b.mode, Mode::Delay));
+}
+
+#[test]
+fn a_confirming_round_without_a_packet_of_its_own_finds_no_competitor() {
     let (mut b, now) = draining();
     let floor = config().min_window_packets * MTU;
     let settled = now + 300;
     b.observe(&view(settled, 100_000, floor, 350, 50));
-    b.observe(&sampled(view(settled + 90, 100_000, floor, 350, 50), 90));
-    assert!(matches!(
-        b.mode,
-        Mode::Draining {
-            confirming: Some(_),
-            ..
-        }
+    b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
+    // The round ends (350 ms later) with no sample of a packet sent in it: no verdict, and
+    // the next wake-up is when the drain gives up, not the round's end, now past.
+    b.observe(&view(settled + 700, 100_000, floor, 350, 50));
+    assert!(matches!(b.mode, Mode::Draining { .. }));
+    let Mode::Draining { give_up_at, .. } = b.mode else {
+        unreachable!("draining")
+    };
+    assert!(b.wakeup().unwrap() > Duration::from_millis(settled + 700));
+    b.observe(&view(
+        give_up_at.as_millis() as u64,
+        100_000,
+        floor,
+        350,
+        50,
     ));
-    // A round later the queue is 36 ms: it shrank by less than a quarter target.
-    b.observe(&sampled(view(settled + 300, 100_000, floor, 350, 50), 86));
-    b.observe(&view(settled + 440, 100_000, floor, 350, 50));
-    assert!(b.competing());
-    // At exactly one target of queue the packet is back without one: ours.
-    let (mut b, now) = draining();
-    b.observe(&view(now + 300, 100_000, floor, 350, 50));
-    b.observe(&sampled(view(now + 390, 100_000, floor, 350, 50), 75));
     assert!(matches!(b.mode, Mode::Delay));
 }
 
@@ -724,4 +756,40 @@ fn the_pause_before_a_keyframe_leads_by_the_queue_over_what_the_media_leaves_spa
     assert!(b.send_window().unwrap().bulk_bytes > 0, "before the pause");
     b.observe(&at(due - Duration::from_millis(80)));
     assert_eq!(b.send_window().unwrap().bulk_bytes, 0, "paused");
+}
+
+/// A GEO balancer (minimum RTT 600 ms, no queue) delivering 2 Mbit/s (152.5 kB in flight over
+/// 610 ms) with a cap of 150 kB, whose round sees `packets` acknowledged two at a time at
+/// `train_bps` from 300 ms on; the cap after the round.
+fn cap_after_a_train(packets: u64, train_bps: f64) -> u64 {
+    let at = |micros: u64, acked: u64| TransportView {
+        now: Duration::from_micros(micros),
+        acked_bytes: acked,
+        ..view(0, 1_000_000, 152_500, 610, 600)
+    };
+    let mut b = Balancer::new(config());
+    b.observe(&at(0, 0));
+    b.window_bytes = 150_000;
+    let gap_micros = (2.0 * MTU as f64 * 8.0 / train_bps * 1e6) as u64;
+    let mut acked = 0;
+    for i in 1..=packets / 2 {
+        acked += 2 * MTU;
+        b.observe(&at(300_000 + i * gap_micros, acked));
+    }
+    b.observe(&at(610_000, acked));
+    b.window_bytes()
+}
+
+#[test]
+fn a_train_of_acknowledgements_faster_than_we_deliver_takes_the_cap_to_most_of_its_pipe() {
+    // 30 packets back at 4 Mbit/s: the cap goes to 0.8 × 500 kB/s × 600 ms = 240 kB …
+    let cap = cap_after_a_train(30, 4e6);
+    assert!((239_000..=241_000).contains(&cap), "{cap}");
+    // … where growth by the rules of an empty round gives 150 kB + one target of the
+    // delivery rate (250 kB/s × 25 ms).
+    let grown = 150_000 + 6_250;
+    // A train at the rate we deliver says nothing new.
+    assert_eq!(cap_after_a_train(30, 2.1e6), grown);
+    // Nor one too short to tell a rate from one acknowledgement more or less.
+    assert_eq!(cap_after_a_train(20, 4e6), grown);
 }
