@@ -91,6 +91,12 @@ pub(super) const BURST_JUMP_ABOVE: f64 = 1.15;
 /// The cap jumps to this share of the pipe at a train's rate (× the minimum RTT).
 pub(super) const BURST_PIPE_SHARE: f64 = 0.8;
 
+/// A drain this soon after one found a competitor is a recheck (the first sample decides,
+/// at one target): a loss-based flow that was there is likely still there, and its queue's
+/// dips after its losses made first drains take it for ours (46 s of the delay mode next to
+/// Cubic, media-bulk-competing seed 3).
+pub(super) const COMPETITOR_MEMORY: Duration = Duration::from_secs(60);
+
 /// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
 /// a share of itself per second.
 pub(super) const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;

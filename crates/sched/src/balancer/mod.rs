@@ -77,7 +77,8 @@
 //!   connections took each other for loss-based flows, handed the link to Cubic's window and
 //!   starved their media), and the congestion controller's window governs until a drain
 //!   [`BalancerConfig::drain_interval`] later checks again (twice, then four times that
-//!   while the competitor stays: each drain hands it the buffer space we free). Media goes
+//!   while the competitor stays: each drain hands it the buffer space we free; for a minute
+//!   after finding one, any drain checks as a recheck does, on one target). Media goes
 //!   first by priority; frames that cannot arrive in time are still refused, but only once
 //!   the media has written half of what we deliver: behind a competitor's queue no frame may
 //!   be on time, and refusing them all starved the media while the bulk took our share. Like
@@ -103,8 +104,8 @@ use keyframes::KeyframeClock;
 
 use config::{
     BULK_SLACK_PACKETS, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
-    BURST_PROBE_PACKETS, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS,
-    MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
+    BURST_PROBE_PACKETS, COMPETITOR_MEMORY, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP,
+    MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
     MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
 };
 
@@ -129,8 +130,9 @@ enum Mode {
         /// After a first sample of a packet sent after settling showed a standing queue.
         confirming: Option<Confirming>,
         /// Whether a competitor held the queue before this drain (the competing mode's
-        /// periodic check): then the first sample decides, as a round more at half a pipe
-        /// would only hand the competitor more of the link.
+        /// periodic check, or a drain within [`COMPETITOR_MEMORY`] of finding one): then the
+        /// first sample decides, as a round more at half a pipe would only hand the
+        /// competitor more of the link.
         recheck: bool,
         /// The bulk's cap before the drain, restored if the queue was ours.
         resume_window_bytes: u64,
@@ -204,6 +206,9 @@ pub struct Balancer {
     empty_rounds: u32,
     /// Rechecks in a row that found the competitor still there (see `end_drain`).
     competitor_rechecks: u32,
+    /// When a drain last found a competitor: a drain within [`COMPETITOR_MEMORY`] of it is a
+    /// recheck, as one from the competing mode is.
+    competitor_found_at: Option<Duration>,
     /// The transport's count of bytes acknowledged at each observation that saw it grow,
     /// over about the last round: (time, bytes); the train whose dispersion measures the
     /// bottleneck (see `burst_rate_bps`).
@@ -241,6 +246,7 @@ impl Balancer {
             keyframes: KeyframeClock::default(),
             empty_rounds: 0,
             competitor_rechecks: 0,
+            competitor_found_at: None,
             ack_train: VecDeque::new(),
             round_burst_bps: 0.0,
             last_round_burst_bps: 0.0,
@@ -518,7 +524,10 @@ impl Balancer {
                 give_up_at: view.now + 3 * view.srtt + Duration::from_secs(1),
                 settled_at: None,
                 confirming: None,
-                recheck: matches!(self.mode, Mode::Competing { .. }),
+                recheck: matches!(self.mode, Mode::Competing { .. })
+                    || self
+                        .competitor_found_at
+                        .is_some_and(|at| view.now < at + COMPETITOR_MEMORY),
                 resume_window_bytes: self.window_bytes,
             };
             self.rounds_with_standing_queue = 0;
@@ -635,6 +644,7 @@ impl Balancer {
         // A drain is no empty round: growth starts again from one target.
         self.empty_rounds = 0;
         if competitor {
+            self.competitor_found_at = Some(view.now);
             self.competitor_rechecks = if recheck {
                 (self.competitor_rechecks + 1).min(MAX_RECHECK_DOUBLINGS)
             } else {

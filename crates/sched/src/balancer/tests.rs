@@ -424,6 +424,26 @@ fn a_first_drain_takes_two_targets_for_ours_a_recheck_one() {
 }
 
 #[test]
+fn a_drain_within_a_minute_of_finding_a_competitor_is_a_recheck() {
+    let config = config();
+    for (found_s_ago, recheck) in [(30, true), (61, false)] {
+        let (mut b, mut now) = behind_a_standing_queue();
+        now += 100_000;
+        b.competitor_found_at = Some(Duration::from_millis(now - found_s_ago * 1_000));
+        b.round_end = Some(Duration::from_millis(now));
+        for _ in 0..=config.competition_rounds {
+            b.observe(&sampled(view(now, 100_000, 30_000, 350, 50), 350));
+            now += 350;
+        }
+        assert!(
+            matches!(b.mode, Mode::Draining { recheck: r, .. } if r == recheck),
+            "{found_s_ago} s: {:?}",
+            b.mode
+        );
+    }
+}
+
+#[test]
 fn a_confirming_round_without_a_packet_of_its_own_finds_no_competitor() {
     let (mut b, now) = draining();
     let floor = config().min_window_packets * MTU;
