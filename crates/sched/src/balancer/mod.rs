@@ -279,24 +279,13 @@ impl Balancer {
 
     /// Media bytes captured per second over the last second.
     fn media_demand_bytes_per_s(&self, now: Duration) -> f64 {
-        let bytes: u64 = self
-            .recent_frames
-            .iter()
-            .filter(|&&(t, _)| t + FRAME_WINDOW > now)
-            .map(|&(_, b)| b)
-            .sum();
-        bytes as f64 / FRAME_WINDOW.as_secs_f64()
+        bytes_in_frame_window(&self.recent_frames, now) as f64 / FRAME_WINDOW.as_secs_f64()
     }
 
     /// Media bytes handed to the transport per second over the last second, bit/s.
     fn media_written_bps(&self, now: Duration) -> f64 {
-        let bytes: u64 = self
-            .recent_media_writes
-            .iter()
-            .filter(|&&(t, _)| t + FRAME_WINDOW > now)
-            .map(|&(_, b)| b)
-            .sum();
-        bytes as f64 * 8.0 / FRAME_WINDOW.as_secs_f64()
+        bytes_in_frame_window(&self.recent_media_writes, now) as f64 * 8.0
+            / FRAME_WINDOW.as_secs_f64()
     }
 
     /// The media's pipe: its rate over the last second × the minimum RTT, what it has out
@@ -660,6 +649,15 @@ impl Balancer {
             self.next_drain_at = view.now + self.config.drain_interval;
         }
     }
+}
+
+/// The bytes of the (time, bytes) records of the last [`FRAME_WINDOW`] before `now`.
+fn bytes_in_frame_window(records: &VecDeque<(Duration, u64)>, now: Duration) -> u64 {
+    records
+        .iter()
+        .filter(|&&(t, _)| t + FRAME_WINDOW > now)
+        .map(|&(_, b)| b)
+        .sum()
 }
 
 impl Scheduler for Balancer {

@@ -402,24 +402,12 @@ fn a_first_drain_takes_two_targets_for_ours_a_recheck_one() {
     b.observe(&sampled(view(now + 390, 100_000, floor, 350, 50), 90));
     assert!(matches!(b.mode, Mode::Delay));
     // The same in a recheck, with a competitor found before: its queue dipped after a loss.
-    let (mut b, now) = draining();
-    b.mode = Mode::Competing {
-        until: Duration::from_millis(now),
-    };
-    b.round_end = Some(Duration::from_millis(now));
-    b.observe(&view(now + 10, 100_000, 30_000, 350, 50));
-    b.observe(&view(now + 300, 100_000, floor, 350, 50));
-    b.observe(&sampled(view(now + 390, 100_000, floor, 350, 50), 90));
+    let (mut b, settled) = rechecking();
+    b.observe(&sampled(view(settled + 90, 100_000, floor, 350, 50), 90));
     assert!(b.competing());
     // At exactly one target, a recheck finds the queue gone.
-    let (mut b, now) = draining();
-    b.mode = Mode::Competing {
-        until: Duration::from_millis(now),
-    };
-    b.round_end = Some(Duration::from_millis(now));
-    b.observe(&view(now + 10, 100_000, 30_000, 350, 50));
-    b.observe(&view(now + 300, 100_000, floor, 350, 50));
-    b.observe(&sampled(view(now + 375, 100_000, floor, 350, 50), 75));
+    let (mut b, settled) = rechecking();
+    b.observe(&sampled(view(settled + 75, 100_000, floor, 350, 50), 75));
     assert!(matches!(b.mode, Mode::Delay));
 }
 
@@ -468,19 +456,26 @@ fn a_confirming_round_without_a_packet_of_its_own_finds_no_competitor() {
     assert!(matches!(b.mode, Mode::Delay));
 }
 
-#[test]
-fn a_recheck_while_competing_decides_on_its_first_sample() {
+/// A balancer whose competing mode's time to check came: a drain that is a recheck, settled;
+/// and when it settled.
+fn rechecking() -> (Balancer, u64) {
     let (mut b, now) = draining();
     let floor = config().min_window_packets * MTU;
     b.mode = Mode::Competing {
         until: Duration::from_millis(now),
     };
-    // The competing mode's time to check: a drain that is a recheck.
     b.round_end = Some(Duration::from_millis(now));
     b.observe(&view(now + 10, 100_000, 30_000, 350, 50));
     assert!(matches!(b.mode, Mode::Draining { recheck: true, .. }));
     b.observe(&view(now + 300, 100_000, floor, 350, 50));
-    b.observe(&sampled(view(now + 630, 100_000, floor, 350, 50), 330));
+    (b, now + 300)
+}
+
+#[test]
+fn a_recheck_while_competing_decides_on_its_first_sample() {
+    let (mut b, settled) = rechecking();
+    let floor = config().min_window_packets * MTU;
+    b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
     assert!(b.competing());
 }
 
