@@ -210,13 +210,12 @@ pub struct Balancer {
     /// recheck, as one from the competing mode is.
     competitor_found_at: Option<Duration>,
     /// The transport's count of bytes acknowledged at each observation that saw it grow,
-    /// over about the last round: (time, bytes); the train whose dispersion measures the
-    /// bottleneck (see `burst_rate_bps`).
+    /// over about the last two rounds: (time, bytes); the train whose dispersion measures
+    /// the bottleneck (see `measure_ack_train`).
     ack_train: VecDeque<(Duration, u64)>,
     /// The fastest the acknowledgements of [`BURST_PROBE_PACKETS`] packets came back this
-    /// round and the last, bit/s.
+    /// round, bit/s.
     round_burst_bps: f64,
-    last_round_burst_bps: f64,
 }
 
 impl Balancer {
@@ -249,7 +248,6 @@ impl Balancer {
             competitor_found_at: None,
             ack_train: VecDeque::new(),
             round_burst_bps: 0.0,
-            last_round_burst_bps: 0.0,
         }
     }
 
@@ -414,8 +412,8 @@ impl Balancer {
     /// Whether the queue a drain's confirming round saw shrank from `first` to `sample`: by
     /// more than a quarter target and an eighth of itself. A delay-based flow (another of
     /// ours) empties its queue within the round; a loss-based one's moves by a few percent
-    /// (media-bulk-competing at 600 kbit/s: 700 → 670 ms and 935 → 813 ms, each taken for
-    /// shrinking at a quarter target alone, and the competitor for gone).
+    /// (media-bulk-competing at 600 kbit/s: 700 → 670 ms, taken for shrinking at a quarter
+    /// target alone, and the competitor for gone).
     fn shrank(&self, first: Duration, sample: Duration, view: &TransportView) -> bool {
         let margin = (self.config.target / 4).max(first.saturating_sub(view.min_rtt) / 8);
         sample + margin < first
@@ -780,7 +778,6 @@ impl Scheduler for Balancer {
             None if !view.srtt.is_zero() => self.round_end = Some(view.now + view.srtt),
             Some(end) if view.now >= end => {
                 self.end_round(view);
-                self.last_round_burst_bps = self.round_burst_bps;
                 self.round_burst_bps = 0.0;
                 self.round_max_in_flight = view.in_flight_bytes;
                 self.round_min_sample = None;
