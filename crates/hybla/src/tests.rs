@@ -616,19 +616,29 @@ fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared()
 }
 
 #[test]
-fn above_a_declared_capacity_the_path_outgrew_growth_is_rho_per_rtt_from_the_start() {
-    // Above the declared pipe (600 segments over 500), no queue, 200 ms into the probe: a flow
-    // delivering the declared 1 MB/s grows by the probe's pace (under two segments per RTT);
-    // one delivering 2 MB/s shows the declaration is stale and grows by ρ = 20 per RTT.
-    fn growth_at(bytes_per_ms: u64) -> f64 {
-        let mut h = on_known_path(600 * MSS);
+fn above_a_declared_capacity_the_path_outgrew_the_measured_pipe_bounds_growth() {
+    // Above the declared pipe (500 segments), no queue, 200 ms into the probe. A flow
+    // delivering the declared 1 MB/s grows by the probe's pace (under two segments per RTT).
+    // One delivering 2 MB/s shows the declaration is stale: the pipe it measures (2 MB/s ×
+    // 500 ms = 1000 segments) bounds the growth instead, so at 600 segments it grows at
+    // Hybla's ρ² = 400 per RTT, and above that pipe, at 1100 segments, at ρ = 20 per RTT.
+    fn growth_at(cwnd_segments: u64, bytes_per_ms: u64) -> f64 {
+        let mut h = on_known_path(cwnd_segments * MSS);
         let t = feed(&mut h, MS(1000), MS(1200), bytes_per_ms, |_| Duration::ZERO);
         quiet_ack(&mut h, t).0
     }
-    let at_capacity = growth_at(MSS);
+    let at_capacity = growth_at(600, MSS);
     assert!(at_capacity < 2.0, "{at_capacity}");
-    let outgrown = growth_at(2 * MSS);
-    assert!((outgrown - 20.0).abs() < 1e-6, "{outgrown}");
+    let below_the_measured_pipe = growth_at(600, 2 * MSS);
+    assert!(
+        (below_the_measured_pipe - 400.0).abs() < 1e-6,
+        "{below_the_measured_pipe}"
+    );
+    let above_the_measured_pipe = growth_at(1100, 2 * MSS);
+    assert!(
+        (above_the_measured_pipe - 20.0).abs() < 1e-6,
+        "{above_the_measured_pipe}"
+    );
 }
 
 #[test]

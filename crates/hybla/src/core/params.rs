@@ -57,11 +57,12 @@ pub const IP_UDP_HEADER_BYTES: u64 = 28;
 pub const SHORT_RATE_SHARE: f64 = 0.9;
 
 /// A flow delivering more than this share of the declared capacity shows that the path has
-/// outgrown the declaration (a capacity schedule, a better beam): above the pipe with no queue
-/// it grows at ρ per RTT, as one clearly short of the capacity does, instead of one segment.
-/// After media-bulk-geo's rise from 2 to 4 Mbit/s the window of a Hybla flow whose scenario
-/// declared the first 2 Mbit/s crept at one segment per round until its probe took over
-/// (90 % of the new capacity after 8.4 s; 6.0 s at ρ, five seeds). 5 % above the
+/// outgrown the declaration (a capacity schedule, a better beam): the pipe its pacer's bursts
+/// measure bounds ρ² growth where it is larger than the declared one, and above that pipe
+/// with no queue it grows at ρ per RTT, as one clearly short of the capacity does, instead of
+/// one segment. After media-bulk-geo's rise from 2 to 4 Mbit/s the window of a Hybla flow
+/// whose scenario declared the first 2 Mbit/s crept at one segment per round until its probe
+/// took over (90 % of the new capacity after 8.4 s; 6.0 s at ρ, five seeds). 5 % above the
 /// declaration: a flow's payload rate stays under the declared IP rate on a path that
 /// still matches it.
 pub const OUTGROWN_RATE_SHARE: f64 = 1.05;
