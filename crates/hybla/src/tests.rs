@@ -776,6 +776,47 @@ fn a_standing_queue_while_the_flow_gets_less_than_its_capacity_is_competition() 
 }
 
 #[test]
+fn delivering_more_than_the_declared_capacity_voids_a_competition_found_by_the_share() {
+    // Competition found as above (half the declared 1 MB/s through a 50 ms queue). Then the
+    // queue goes and the flow delivers 2 MB/s for 1.2 s, within the competing hold: the share
+    // of the declared capacity that found the competitor is void, and growth is Hybla's again
+    // (at least ρ = 20 segments per RTT), not the competing mode's one segment, which a flow
+    // still getting half the capacity keeps.
+    fn growth_after(bytes_per_ms: u64) -> (bool, f64) {
+        let mut h = on_known_path(300 * MSS);
+        let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+        let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+        assert!(h.competing());
+        let t = feed(&mut h, t, MS(4200), bytes_per_ms, |_| Duration::ZERO);
+        (h.competing(), quiet_ack(&mut h, t).0)
+    }
+    let (competing, outgrown) = growth_after(2 * MSS);
+    assert!(competing && outgrown >= 20.0 - 1e-6, "{outgrown}");
+    let (competing, shared) = growth_after(MSS / 2);
+    assert!(competing && (shared - 1.0).abs() < 1e-6, "{shared}");
+}
+
+#[test]
+fn a_window_that_no_longer_makes_its_clear_queue_stops_counting_the_link_as_full() {
+    // At 600 segments on a path declared at 500, getting the declared capacity: 400 ms of a
+    // queue, then none for 1.2 s. A clear queue (10 ms, over twice the 3 ms budget) that the
+    // same window no longer makes a round (500 ms) later means the bottleneck got faster: the
+    // probe runs (doubling per window acknowledged) instead of the full link's one segment
+    // per RTT, which a queue of one budget (3 ms) keeps for the rate window (2 s).
+    fn growth_after(queue: Duration) -> f64 {
+        let mut h = on_known_path(600 * MSS);
+        let t = feed(&mut h, MS(1000), MS(1400), MSS, |_| Duration::ZERO);
+        let t = feed(&mut h, t, MS(1800), MSS, |_| queue);
+        let t = feed(&mut h, t, MS(3000), MSS, |_| Duration::ZERO);
+        quiet_ack(&mut h, t).0
+    }
+    let after_a_clear_queue = growth_after(MS(10));
+    assert!(after_a_clear_queue > 1.5, "{after_a_clear_queue}");
+    let after_a_budget = growth_after(MS(3));
+    assert!((after_a_budget - 1.0).abs() < 1e-3, "{after_a_budget}");
+}
+
+#[test]
 fn the_loss_share_counts_at_least_200_packets() {
     // 30 ms rounds of 25 packets with two random losses each (a 2 % share over 200 packets
     // once enough rounds are in): the 5 % bound is not reached by one unlucky round.

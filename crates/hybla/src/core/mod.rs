@@ -107,6 +107,9 @@ pub struct Hybla {
     others_growth_bytes_per_s: f64,
     /// When a queue of at least the flow's budget was last seen.
     saturated_at: Option<Duration>,
+    /// When a queue of twice the flow's budget was last seen, and the window then.
+    clear_queue_at: Option<Duration>,
+    clear_queue_window_bytes: u64,
     /// The probe's growth per RTT, segments, while the window grows above the pipe with no
     /// queue in sight (the path may have more room than the pipe says): doubles with every
     /// window's worth of bytes acknowledged in that state; `None` outside it.
@@ -191,6 +194,8 @@ impl Hybla {
             growth_anchor: None,
             others_growth_bytes_per_s: 0.0,
             saturated_at: None,
+            clear_queue_at: None,
+            clear_queue_window_bytes: 0,
             probe_segments_per_rtt: None,
             excess_since: None,
             path_seen_empty_at: None,
@@ -495,6 +500,10 @@ impl Hybla {
             queue_now = self.queue.delay() >= self.queue.budget();
             if self.queue_at_budget() {
                 self.saturated_at = Some(now);
+            }
+            if self.queue.delay() >= 2 * self.queue.budget() {
+                self.clear_queue_at = Some(now);
+                self.clear_queue_window_bytes = self.cwnd_bytes;
             }
             // The path is seen empty when a sample comes within half a budget of the smallest
             // RTT of the last minute, not of the base RTT: a base RTT that has crept up with a
