@@ -44,6 +44,8 @@ fn get_session_through_the_link(test: &str, session_flags: &[&str]) -> serde_jso
         String::from_utf8_lossy(&out.stderr)
     );
     let _ = std::fs::remove_dir_all(dir);
+    // Shown if the test fails: the client's warnings (a server summary that did not arrive).
+    println!("get's stderr:\n{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

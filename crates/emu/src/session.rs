@@ -477,8 +477,21 @@ async fn client_session(
         match tokio::time::timeout(summary_wait, recv.read_to_end(MAX_SUMMARY_BYTES)).await {
             Ok(Ok(bytes)) => Summary::decode(&bytes)
                 .map_err(|e| EndpointError::Session(format!("the server's summary: {e}")))?,
-            // The server vanished or said nothing: what we measured still stands.
-            _ => Summary::default(),
+            // The server vanished or said nothing: what we measured still stands, and the
+            // server's counts (frames sent, bytes received) are missing, which is said.
+            Ok(Err(e)) => {
+                tracing::warn!(
+                    "the server's summary could not be read ({e}): its counts are missing"
+                );
+                Summary::default()
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "the server's summary did not arrive within {:.1} s: its counts are missing",
+                    summary_wait.as_secs_f64()
+                );
+                Summary::default()
+            }
         };
     // Server capture times on the client's clock: server time − (server − client).
     let report = end.finish(clock_offset_ns.saturating_neg()).await;

@@ -232,11 +232,14 @@ impl End {
         }
         let _ = self.stop_sending.send(true);
         let mut out = vec![SentSummary::default(); self.config.apps.len()];
-        if let Some(task) = self.sender.take()
-            && let Ok(sent) = task.await
-        {
-            for (index, summary) in sent {
-                out[index] = summary;
+        if let Some(task) = self.sender.take() {
+            match task.await {
+                Ok(sent) => {
+                    for (index, summary) in sent {
+                        out[index] = summary;
+                    }
+                }
+                Err(e) => tracing::warn!("the sending task ended without its counts: {e}"),
             }
         }
         self.sent = Some(out.clone());
