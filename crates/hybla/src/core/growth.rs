@@ -140,10 +140,12 @@ impl Hybla {
     }
 
     /// Whether the flow delivered clearly more than the declared capacity over the last round
-    /// (at least a second).
+    /// (at least a second); never without a declaration.
     fn outgrown(&self) -> bool {
-        self.rate_share()
-            .is_some_and(|share| share > OUTGROWN_RATE_SHARE)
+        self.params.declared_bdp_bytes.is_some()
+            && self
+                .rate_share()
+                .is_some_and(|share| share > OUTGROWN_RATE_SHARE)
     }
 
     /// Segments per RTT while the bottleneck is shared.
