@@ -253,6 +253,15 @@ fn draining() -> (Balancer, u64) {
     (b, now)
 }
 
+/// A drain begun at `started` (ms), settled 300 ms later: our bytes in flight are down to the
+/// floor. Returns (when it settled, the floor).
+fn settle(b: &mut Balancer, started: u64) -> (u64, u64) {
+    let floor = config().min_window_packets * MTU;
+    let settled = started + 300;
+    b.observe(&view(settled, 100_000, floor, 350, 50));
+    (settled, floor)
+}
+
 #[test]
 fn a_standing_queue_starts_a_drain_that_holds_both_classes_below_the_pipe() {
     let (mut b, now) = draining();
@@ -290,7 +299,6 @@ fn a_standing_queue_starts_a_drain_that_holds_both_classes_below_the_pipe() {
 #[test]
 fn a_queue_that_empties_while_we_drain_was_ours() {
     let (mut b, now) = draining();
-    let floor = config().min_window_packets * MTU;
     let before = match b.mode {
         Mode::Draining {
             resume_window_bytes,
@@ -298,9 +306,7 @@ fn a_queue_that_empties_while_we_drain_was_ours() {
         } => resume_window_bytes,
         _ => unreachable!("draining"),
     };
-    // Settled 300 ms later: our bytes in flight are down to the floor.
-    let settled = now + 300;
-    b.observe(&view(settled, 100_000, floor, 350, 50));
+    let (settled, floor) = settle(&mut b, now);
     // 200 ms after settling, a 340 ms sample is of a packet sent before: no verdict.
     b.observe(&sampled(view(settled + 200, 100_000, floor, 350, 50), 340));
     assert!(matches!(b.mode, Mode::Draining { .. }));
@@ -320,9 +326,7 @@ fn a_queue_that_empties_while_we_drain_was_ours() {
 #[test]
 fn a_queue_that_stays_while_we_drain_is_a_competitors_and_the_controller_governs() {
     let (mut b, now) = draining();
-    let floor = config().min_window_packets * MTU;
-    let settled = now + 300;
-    b.observe(&view(settled, 100_000, floor, 350, 50));
+    let (settled, floor) = settle(&mut b, now);
     // Sent after settling (330 ms ago at most), back with 280 ms of queue: confirmed over
     // one more round (350 ms), as half a pipe of our own could still stand in front of it.
     b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
@@ -379,9 +383,7 @@ fn a_queue_that_shrinks_in_the_confirming_round_was_not_a_loss_based_flows() {
     // Two of our own connections after a capacity drop: the other's queue (and the rest of
     // ours) stands in front of the first packets after settling, then shrinks.
     let (mut b, now) = draining();
-    let floor = config().min_window_packets * MTU;
-    let settled = now + 300;
-    b.observe(&view(settled, 100_000, floor, 350, 50));
+    let (settled, floor) = settle(&mut b, now);
     b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
     assert!(matches!(b.mode, Mode::Draining { .. }));
     // 330 → 300 ms: less than an eighth of the 280 ms queue (35 ms) is not shrinking …
@@ -434,9 +436,7 @@ fn a_drain_within_a_minute_of_finding_a_competitor_is_a_recheck() {
 #[test]
 fn a_confirming_round_without_a_packet_of_its_own_finds_no_competitor() {
     let (mut b, now) = draining();
-    let floor = config().min_window_packets * MTU;
-    let settled = now + 300;
-    b.observe(&view(settled, 100_000, floor, 350, 50));
+    let (settled, floor) = settle(&mut b, now);
     b.observe(&sampled(view(settled + 330, 100_000, floor, 350, 50), 330));
     // The round ends (350 ms later) with no sample of a packet sent in it: no verdict, and
     // the next wake-up is when the drain gives up, not the round's end, now past.
