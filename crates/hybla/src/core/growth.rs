@@ -131,11 +131,10 @@ impl Hybla {
                     self.mss_bytes as f64 / (self.mss_bytes + IP_UDP_HEADER_BYTES) as f64;
                 (payload_share * capacity * base.as_secs_f64()) as u64
             });
-        let measured = self.pipe_bytes();
         match declared {
-            Some(declared) if self.outgrown() => Some(declared.max(measured.unwrap_or(0))),
+            Some(declared) if self.outgrown() => Some(declared.max(self.pipe_bytes().unwrap_or(0))),
             Some(declared) => Some(declared),
-            None => measured,
+            None => self.pipe_bytes(),
         }
     }
 
