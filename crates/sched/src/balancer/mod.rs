@@ -104,9 +104,9 @@ use keyframes::KeyframeClock;
 
 use config::{
     BULK_SLACK_PACKETS, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
-    BURST_PROBE_PACKETS, COMPETITOR_MEMORY, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP,
-    MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
-    MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
+    BURST_PROBE_PACKETS, COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, FRAME_WINDOW,
+    KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S,
+    MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -828,9 +828,12 @@ impl Scheduler for Balancer {
                     bulk_bytes: drain,
                 });
             }
-            // Against a loss-based flow the controller competes for our share; media still
-            // goes first (priority) and frames that cannot arrive are still refused.
-            Mode::Competing { .. } => view.cwnd_bytes + BULK_SLACK_PACKETS * view.mtu_bytes,
+            // Against a loss-based flow the controller competes for our share, and its window
+            // must be the only limit (see COMPETING_SEND_WINDOWS); media still goes first
+            // (priority) and frames that cannot arrive are still refused.
+            Mode::Competing { .. } => {
+                COMPETING_SEND_WINDOWS * view.cwnd_bytes + BULK_SLACK_PACKETS * view.mtu_bytes
+            }
         };
         // Media is never held to the bulk's cap: it may always have its own pipe (its rate
         // × the minimum RTT, with a quarter of headroom) in flight, whatever the bulk got.
