@@ -115,8 +115,8 @@ impl Hybla {
     /// share of a packet that is IP/UDP headers (the declaration counts IP bytes, the window
     /// UDP payload); else the measured pipe ([`Self::pipe_bytes`]: a burst of the pacer
     /// crosses the bottleneck back to back and measures it, but jitter's bunched deliveries
-    /// and thinned ACKs blur the measurement). Once the flow delivers clearly more than the
-    /// declared capacity over a whole round ([`OUTGROWN_RATE_SHARE`]), the path has outgrown
+    /// and thinned ACKs blur the measurement). Once the flow delivers more than the declared
+    /// capacity over a whole round ([`OUTGROWN_RATE_SHARE`]), the path has outgrown
     /// the declaration (a capacity schedule, a better beam) and the measured pipe counts
     /// where it is larger: within a second of media-bulk-geo's rise from 2 to 6 Mbit/s the
     /// pacer's bursts read 382–441 kB against the declared 147 kB and the new 432 kB.
@@ -138,8 +138,9 @@ impl Hybla {
         }
     }
 
-    /// Whether the flow delivered clearly more than the declared capacity over the last round
-    /// (at least a second); never without a declaration.
+    /// Whether the flow delivered more than the declared capacity over the last round (at
+    /// least a second), which its payload cannot on a path that still matches the declaration;
+    /// never without a declaration.
     fn outgrown(&self) -> bool {
         self.params.declared_bdp_bytes.is_some()
             && self
