@@ -104,9 +104,9 @@ use keyframes::KeyframeClock;
 
 use config::{
     BULK_SLACK_PACKETS, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
-    BURST_PROBE_PACKETS, COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, FRAME_WINDOW,
-    KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S,
-    MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
+    BURST_PROBE_PACKETS, COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, EMPTY_PATH_PACKETS,
+    FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM,
+    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -597,11 +597,11 @@ impl Balancer {
             // Where the path stayed empty round after round, each round's growth doubles the
             // last: the link has more room than a target's worth, and one target per round
             // takes 17 rounds (11 s at GEO) to triple.
-            let quarter_target = self.config.target / 4;
-            let empty = queue_delay < quarter_target
+            let empty_below = self.empty_path_tolerance(view, rate_bytes_per_s);
+            let empty = queue_delay < empty_below
                 && self
                     .latest_rtt_sample
-                    .is_some_and(|s| s.saturating_sub(view.min_rtt) < quarter_target);
+                    .is_some_and(|s| s.saturating_sub(view.min_rtt) < empty_below);
             self.empty_rounds = if empty { grew.saturating_add(1) } else { 0 };
             let targets = 2f64.powi(self.empty_rounds.saturating_sub(1).min(16) as i32);
             let grown = (from * growth).min(from + rate_bytes_per_s * target * targets);
@@ -617,6 +617,23 @@ impl Balancer {
             };
             self.window_bytes = (grown.max(measured) as u64).max(floor);
         }
+    }
+
+    /// How far above the minimum RTT the path still counts as empty: a quarter target, or
+    /// [`EMPTY_PATH_PACKETS`] packets' serialization at the rate delivered where that is more
+    /// (at most one target). A full-size packet's own serialization is no queue, yet the
+    /// minimum RTT may come from a faster period or a smaller packet: at 1 Mbit/s one packet
+    /// is 12 ms, above a 40 ms target's quarter, and no round counted as empty.
+    fn empty_path_tolerance(&self, view: &TransportView, rate_bytes_per_s: f64) -> Duration {
+        let quarter_target = self.config.target / 4;
+        let rate_bps = self.delivered_bps(view).max(rate_bytes_per_s * 8.0);
+        if rate_bps <= 0.0 {
+            return quarter_target;
+        }
+        let packet = Duration::from_secs_f64(view.mtu_bytes as f64 * 8.0 / rate_bps);
+        quarter_target
+            .max(packet.mul_f64(EMPTY_PATH_PACKETS))
+            .min(self.config.target)
     }
 
     /// The drain's verdict at its end: a queue that stayed while we sent next to nothing is a

@@ -99,6 +99,38 @@ fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
     assert_eq!(b.window_bytes(), 338_541 + 338_541 * 25 / 600);
 }
 
+#[test]
+fn at_a_low_rate_one_packet_of_serialization_above_the_minimum_still_counts_as_empty() {
+    // A 40 ms target: its quarter is 10 ms. 48 kB over 640 ms is 75 kB/s, 600 kbit/s, so a
+    // 1 200-byte packet is 16 ms; the tolerance is 1.5 packets, 24 ms.
+    let config = BalancerConfig {
+        target: Duration::from_millis(40),
+        ..config()
+    };
+    let geo = |now_ms, in_flight| sampled(view(now_ms, 1_000_000, in_flight, 640, 624), 640);
+    let mut b = Balancer::new(config.clone());
+    b.observe(&geo(0, 48_000));
+    b.window_bytes = 48_000;
+    // Samples and the smoothed RTT 16 ms above the minimum: the queue is under half the
+    // target (growth ×2 at most) and the round counts as empty, so round 1 adds one target
+    // of rate, round 2 two.
+    b.observe(&geo(640, 48_000));
+    assert_eq!(b.window_bytes(), 48_000 + 3_000);
+    b.observe(&geo(1_280, 51_000));
+    // 51 000 B / 0.64 s × 40 ms × 2 = 6 375 B.
+    assert_eq!(b.window_bytes(), 51_000 + 6_375);
+    // At 6 Mbit/s the same 16 ms is a queue of eight packets: a quarter target decides, and
+    // the run ends (one target again).
+    let fast = |now_ms, in_flight| sampled(view(now_ms, 10_000_000, in_flight, 640, 624), 640);
+    let mut b = Balancer::new(config);
+    b.observe(&fast(0, 480_000));
+    b.window_bytes = 480_000;
+    b.observe(&fast(640, 480_000));
+    assert_eq!(b.window_bytes(), 480_000 + 30_000);
+    b.observe(&fast(1_280, 510_000));
+    assert_eq!(b.window_bytes(), 510_000 + 31_875);
+}
+
 /// A balancer that saw 8 kB frames 30 times a second and a 40 kB keyframe every 60 frames
 /// (found at frames 60 and 120), frames 0 to 179: the next keyframe is due at frame 180
 /// (5 999.94 ms), returned with it.
