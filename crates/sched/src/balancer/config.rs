@@ -102,8 +102,8 @@ pub(super) const COMPETITOR_MEMORY: Duration = Duration::from_secs(60);
 pub(super) const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;
 
 /// A round counts as empty (the cap's growth doubles) while its queue readings stay within
-/// this many packets' serialization at the delivered rate of the minimum RTT, where that is
-/// more than a quarter target. On media-bulk-geo with adaptive media, after the rise from 0.6
+/// this many packets' serialization time (at the delivered rate) of the minimum RTT, where
+/// that is more than a quarter target. On media-bulk-geo with adaptive media, after the rise from 0.6
 /// to 1 Mbit/s the samples sat one packet (11.8 ms) above the minimum, over the 10 ms quarter
 /// target: the cap grew by 2–8 % a round and the link took 5.5 / 7.4 s (mean / worst of five
 /// seeds, Hybla) to reach 90 %; with the tolerance 3.1 / 3.9 s. It changes nothing above

@@ -119,7 +119,7 @@ fn at_a_low_rate_one_packet_of_serialization_above_the_minimum_still_counts_as_e
     b.observe(&geo(1_280, 51_000));
     // 51 000 B / 0.64 s × 40 ms × 2 = 6 375 B.
     assert_eq!(b.window_bytes(), 51_000 + 6_375);
-    // At 6 Mbit/s the same 16 ms is a queue of eight packets: a quarter target decides, and
+    // At 6 Mbit/s the same 16 ms is a queue of ten packets: a quarter target decides, and
     // the run ends (one target again).
     let fast = |now_ms, in_flight| sampled(view(now_ms, 10_000_000, in_flight, 640, 624), 640);
     let mut b = Balancer::new(config);
