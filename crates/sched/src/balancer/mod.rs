@@ -200,8 +200,8 @@ pub struct Balancer {
     /// When the media's next keyframe is due.
     keyframes: KeyframeClock,
     /// Rounds in a row in which the bulk used its cap (which the controller's window may have
-    /// lowered) and the queue stayed empty (under a quarter target in the smoothed RTT and the
-    /// latest sample): each grew twice as much as the one before. While the controller's
+    /// lowered) and the queue stayed empty (within [`Self::empty_path_tolerance`] in the
+    /// smoothed RTT and the latest sample): each grew twice as much as the one before. While the controller's
     /// window is the limit the count runs on, so the cap keeps pace once that window grows.
     empty_rounds: u32,
     /// Rechecks in a row that found the competitor still there (see `end_drain`).
