@@ -49,6 +49,10 @@ pub struct PumpStats {
     /// Bottleneck occupancy every [`QUEUE_SAMPLE_INTERVAL`]: (time, forward bytes, return
     /// bytes).
     pub queue_samples: Vec<(Duration, u64, u64)>,
+    /// Mean bottleneck occupancy over the interval that ends at each of `queue_samples`
+    /// (its integral over the time the pump has modelled since the previous sample): (time,
+    /// forward bytes, return bytes). A point sample aliases with periodic traffic.
+    pub queue_mean_samples: Vec<(Duration, u64, u64)>,
     /// Bytes the forward bottleneck had serialized, every [`QUEUE_SAMPLE_INTERVAL`]: (time,
     /// bytes). Utilization over any stretch of the run, as the simulator's link samples.
     pub forward_serialized: Vec<(Duration, u64)>,
@@ -66,6 +70,7 @@ impl Default for PumpStats {
             lateness_us: Histogram::new(3).expect("3 significant digits is valid"),
             flows: Vec::new(),
             queue_samples: Vec::new(),
+            queue_mean_samples: Vec::new(),
             forward_serialized: Vec::new(),
             flow_delivered: Vec::new(),
         }
@@ -99,6 +104,8 @@ pub fn run(
     // The latest time fed to the path: admissions and queue readings never go back before
     // it, so the path sees its inputs in time order.
     let mut latest = Duration::ZERO;
+    // The occupancy integrals at the last queue sample, and when it was read.
+    let mut last_occupancy: (Duration, [u128; 2]) = (Duration::ZERO, [0, 0]);
     let deliver_due =
         |path: &mut Path<Vec<u8>>, at: Duration, stats: &mut PumpStats, io: &mut dyn PumpIo| {
             let now = start.elapsed();
@@ -151,6 +158,21 @@ pub fn run(
             let forward = path.queue_bytes(Direction::Forward, latest);
             let back = path.queue_bytes(Direction::Return, latest);
             stats.queue_samples.push((next_queue_sample, forward, back));
+            let occupancy = [
+                path.queue_byte_nanos(Direction::Forward, latest),
+                path.queue_byte_nanos(Direction::Return, latest),
+            ];
+            // Nothing modelled since the last sample (the pump fell behind): the buffer now.
+            let span_nanos = latest.saturating_sub(last_occupancy.0).as_nanos();
+            let mean = |d: usize, now_bytes: u64| {
+                (occupancy[d] - last_occupancy.1[d])
+                    .checked_div(span_nanos)
+                    .map_or(now_bytes, |bytes| bytes as u64)
+            };
+            stats
+                .queue_mean_samples
+                .push((next_queue_sample, mean(0, forward), mean(1, back)));
+            last_occupancy = (latest, occupancy);
             // Read after queue_bytes, which counts what finished serializing by `latest`.
             let serialized = path.link_stats(Direction::Forward).serialized_bytes;
             stats

@@ -118,6 +118,9 @@ pub struct RelayStats {
     /// Bottleneck occupancy every [`pump::QUEUE_SAMPLE_INTERVAL`]: (time since start, forward
     /// bytes, return bytes).
     pub queue_samples: Vec<(Duration, u64, u64)>,
+    /// Mean bottleneck occupancy over the interval ending at each of `queue_samples`: (time
+    /// since start, forward bytes, return bytes).
+    pub queue_mean_samples: Vec<(Duration, u64, u64)>,
     /// Bytes the forward bottleneck had serialized every [`pump::QUEUE_SAMPLE_INTERVAL`]:
     /// (time since start, bytes).
     pub forward_serialized: Vec<(Duration, u64)>,
@@ -285,6 +288,7 @@ impl Relay {
             lateness_us: published.lateness_us,
             flows: published.flows,
             queue_samples: published.queue_samples,
+            queue_mean_samples: published.queue_mean_samples,
             forward_serialized: published.forward_serialized,
             flow_delivered: published.flow_delivered,
         }

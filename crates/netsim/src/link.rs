@@ -134,6 +134,10 @@ pub struct Link<P> {
     slot: Option<Duration>,
     buffer: VecDeque<InBuffer>,
     buffer_bytes: u64,
+    /// ∫ `buffer_bytes` dt from time zero to `occupancy_until`, byte·nanoseconds: the mean
+    /// queue over any stretch, where a point sample aliases with periodic traffic.
+    occupancy_byte_nanos: u128,
+    occupancy_until: Duration,
     serializer_free_at: Duration,
     /// Remainder of `bits·1e9 / rate` not yet turned into whole nanoseconds, so that
     /// back-to-back packets accumulate no rounding error.
@@ -214,6 +218,8 @@ impl<P> Link<P> {
             slot: config.slot,
             buffer: VecDeque::new(),
             buffer_bytes: 0,
+            occupancy_byte_nanos: 0,
+            occupancy_until: Duration::ZERO,
             serializer_free_at: Duration::ZERO,
             carry: 0,
             carry_rate_bps: config.rate_bps,
@@ -260,11 +266,31 @@ impl<P> Link<P> {
         self.buffer.len() as u64
     }
 
+    /// The buffer's occupancy integrated from time zero to `now`, byte·nanoseconds (waiting
+    /// or being serialized, as [`Link::queue_bytes`]). Two readings give the mean queue
+    /// between them exactly: a point sample of a queue that periodic traffic fills and
+    /// empties sees the same phase of the cycle every time (30 fps media and 100 ms ticks).
+    pub fn queue_byte_nanos(&mut self, now: Duration) -> u128 {
+        self.drain_serialized(now);
+        self.occupancy_byte_nanos
+    }
+
+    /// Adds the occupancy up to `t` (nothing if the integral is already there).
+    fn integrate_occupancy(&mut self, t: Duration) {
+        if t > self.occupancy_until {
+            self.occupancy_byte_nanos +=
+                u128::from(self.buffer_bytes) * (t - self.occupancy_until).as_nanos();
+            self.occupancy_until = t;
+        }
+    }
+
     fn drain_serialized(&mut self, now: Duration) {
         while let Some(front) = self.buffer.front() {
             if front.serialized_at > now {
                 break;
             }
+            let serialized_at = front.serialized_at;
+            self.integrate_occupancy(serialized_at);
             let done = self.buffer.pop_front().expect("front exists");
             self.buffer_bytes -= u64::from(done.wire_bytes);
             self.stats.serialized_bytes += u64::from(done.wire_bytes);
@@ -274,6 +300,7 @@ impl<P> Link<P> {
                 red.on_idle(done.serialized_at);
             }
         }
+        self.integrate_occupancy(now);
     }
 
     /// Offers a packet of `wire_bytes` (IP size) at `now`. Calls must come in time order.

@@ -216,6 +216,12 @@ impl<P> Path<P> {
         self.link_mut(direction).queue_bytes(now)
     }
 
+    /// One direction's buffer occupancy integrated from time zero to `now`, byte·nanoseconds
+    /// (see [`Link::queue_byte_nanos`]).
+    pub fn queue_byte_nanos(&mut self, direction: Direction, now: Duration) -> u128 {
+        self.link_mut(direction).queue_byte_nanos(now)
+    }
+
     /// Sends a packet of `wire_bytes` (IP size) from `flow`'s server (Forward) or client
     /// (Return) at `now`. Calls must come in time order.
     pub fn send(

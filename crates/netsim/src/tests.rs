@@ -96,6 +96,41 @@ fn full_byte_queue_drops_and_counts() {
 }
 
 #[test]
+fn the_occupancy_integral_is_exact_byte_nanoseconds() {
+    // 8 Mbit/s: a 1000-byte packet takes exactly 1 ms.
+    let mut link = link(8_000_000, Duration::ZERO, QueueLimit::Packets(100));
+    for id in 0..3 {
+        assert_eq!(link.send(Duration::ZERO, 1000, id), Verdict::Queued);
+    }
+    // 3000 bytes for 1 ms, then 2000 for half of the next.
+    assert_eq!(
+        link.queue_byte_nanos(Duration::from_micros(1500)),
+        4_000_000_000
+    );
+    // 3000, 2000 and 1000 bytes for 1 ms each, then empty.
+    assert_eq!(link.queue_byte_nanos(MS(4)), 6_000_000_000);
+    assert_eq!(link.send(MS(5), 1000, 3), Verdict::Queued);
+    assert_eq!(link.queue_byte_nanos(MS(10)), 7_000_000_000);
+}
+
+#[test]
+fn a_point_sample_sees_one_phase_of_periodic_traffic_the_integral_its_mean() {
+    // One 1000-byte packet every 10 ms, 1 ms of serialization each: the buffer holds 1000
+    // bytes a tenth of the time. Sampled right after each send (as a 100 ms tick that falls
+    // on the traffic's period would be), it always reads full.
+    let mut link = link(8_000_000, Duration::ZERO, QueueLimit::Packets(100));
+    let mut point_samples = Vec::new();
+    for k in 0..10u32 {
+        let now = MS(10 * u64::from(k));
+        link.send(now, 1000, k);
+        point_samples.push(link.queue_bytes(now));
+    }
+    assert!(point_samples.iter().all(|&bytes| bytes == 1000));
+    let mean_bytes = link.queue_byte_nanos(MS(100)) / MS(100).as_nanos();
+    assert_eq!(mean_bytes, 100);
+}
+
+#[test]
 fn packet_queue_limit_counts_packets_not_bytes() {
     let mut link = link(8_000_000, Duration::ZERO, QueueLimit::Packets(2));
     assert_eq!(link.send(Duration::ZERO, 100, 0), Verdict::Queued);

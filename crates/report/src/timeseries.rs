@@ -52,6 +52,13 @@ pub struct Row {
     /// bit/s of IP packets.
     #[serde(default)]
     pub delivery_rate_bps: f64,
+    /// Mean forward buffer since the previous sample, bytes (`queue_forward_bytes` is its
+    /// value at the tick, which periodic traffic can alias; 0 when absent).
+    #[serde(default)]
+    pub queue_forward_mean_bytes: u64,
+    /// Mean return buffer since the previous sample, bytes.
+    #[serde(default)]
+    pub queue_return_mean_bytes: u64,
 }
 
 /// Sliding-window goodput for each sample of one flow (samples in time order).
@@ -128,6 +135,8 @@ pub fn write_csv<W: Write>(writer: W, runs: &[(&str, &RunOutcome)]) -> Result<()
                     queue_return_bytes: s.queue_return_bytes,
                     received_ip_bytes: s.received_ip_bytes,
                     delivery_rate_bps,
+                    queue_forward_mean_bytes: s.queue_forward_mean_bytes,
+                    queue_return_mean_bytes: s.queue_return_mean_bytes,
                 })?;
             }
         }
@@ -158,6 +167,8 @@ mod tests {
             lost_packets: 0,
             queue_forward_bytes: 0,
             queue_return_bytes: 0,
+            queue_forward_mean_bytes: 0,
+            queue_return_mean_bytes: 0,
         }
     }
 
@@ -230,5 +241,6 @@ mod tests {
         assert_eq!(rows[0].delivered_bytes, 1000);
         assert_eq!(rows[0].received_ip_bytes, 0);
         assert_eq!(rows[0].delivery_rate_bps, 0.0);
+        assert_eq!(rows[0].queue_forward_mean_bytes, 0);
     }
 }

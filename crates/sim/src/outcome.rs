@@ -216,6 +216,12 @@ pub struct Sample {
     pub queue_forward_bytes: u64,
     /// Bottleneck buffer occupancy, client → server, bytes.
     pub queue_return_bytes: u64,
+    /// Mean forward buffer occupancy since the previous sample, bytes: the queue over the
+    /// interval, where `queue_forward_bytes` is its value at one instant (which traffic with
+    /// a period dividing the interval, 30 fps media at 100 ms, always catches in one phase).
+    pub queue_forward_mean_bytes: u64,
+    /// Mean return buffer occupancy since the previous sample, bytes.
+    pub queue_return_mean_bytes: u64,
 }
 
 /// Datagrams a real-time run lost outside the path model, by cause; all zero in virtual time.

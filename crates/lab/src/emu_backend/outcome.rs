@@ -37,6 +37,14 @@ pub(super) fn outcome(
             .last()
             .map_or((0, 0), |&(_, f, r)| (f, r))
     };
+    let queue_mean_at = |t: Duration| {
+        stats
+            .queue_mean_samples
+            .iter()
+            .take_while(|(at, _, _)| *at <= t)
+            .last()
+            .map_or((0, 0), |&(_, f, r)| (f, r))
+    };
     for (index, (flow, result)) in scenario.flows.iter().zip(results).enumerate() {
         let trace = traces.get(index).filter(|t| !t.is_empty());
         let bottleneck = stats.flows.get(index).copied().unwrap_or_default();
@@ -113,6 +121,8 @@ pub(super) fn outcome(
                     lost_packets: point.map_or(0, |p| p.lost_packets),
                     queue_forward_bytes: queue_at(tick).0,
                     queue_return_bytes: queue_at(tick).1,
+                    queue_forward_mean_bytes: queue_mean_at(tick).0,
+                    queue_return_mean_bytes: queue_mean_at(tick).1,
                 });
             }
             tick += Duration::from_millis(100);

@@ -174,6 +174,7 @@ impl<'a> Simulation<'a> {
             samples: Vec::new(),
             app_samples: Vec::new(),
             link_samples: Vec::new(),
+            last_occupancy: (Duration::ZERO, [0, 0]),
             buf: Vec::with_capacity(2048),
             datagrams: 0,
         })

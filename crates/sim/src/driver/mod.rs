@@ -106,6 +106,9 @@ struct Simulation<'a> {
     samples: Vec<Sample>,
     app_samples: Vec<AppSample>,
     link_samples: Vec<LinkSample>,
+    /// The buffers' occupancy integrals (forward, return) at the last sample and its time:
+    /// the base of the next sample's mean queue.
+    last_occupancy: (Duration, [u128; 2]),
     buf: Vec<u8>,
     datagrams: u64,
 }
