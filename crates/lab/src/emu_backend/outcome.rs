@@ -29,22 +29,16 @@ pub(super) fn outcome(
     let mut flows = Vec::new();
     let mut samples = Vec::new();
     let mut app_samples = Vec::new();
-    let queue_at = |t: Duration| {
-        stats
-            .queue_samples
+    // The last (forward, return) reading at or before `t` of a series sampled by the pump.
+    let at_or_before = |series: &[(Duration, u64, u64)], t: Duration| {
+        series
             .iter()
             .take_while(|(at, _, _)| *at <= t)
             .last()
             .map_or((0, 0), |&(_, f, r)| (f, r))
     };
-    let queue_mean_at = |t: Duration| {
-        stats
-            .queue_mean_samples
-            .iter()
-            .take_while(|(at, _, _)| *at <= t)
-            .last()
-            .map_or((0, 0), |&(_, f, r)| (f, r))
-    };
+    let queue_at = |t: Duration| at_or_before(&stats.queue_samples, t);
+    let queue_mean_at = |t: Duration| at_or_before(&stats.queue_mean_samples, t);
     for (index, (flow, result)) in scenario.flows.iter().zip(results).enumerate() {
         let trace = traces.get(index).filter(|t| !t.is_empty());
         let bottleneck = stats.flows.get(index).copied().unwrap_or_default();
