@@ -485,6 +485,11 @@ impl Hybla {
                 .mul_f64(f64::from(crate::queue::BUDGET_PACKETS) + self.packets_per_frame.max(0.0));
             self.queue
                 .on_frame(now, self.frame_min_sent, sample, base, own_queue);
+            if self.round_limited_elsewhere {
+                self.queue.forget_excursion();
+            } else {
+                self.queue.track_excursion(now, base);
+            }
             if self.params.loss_classifier == LossClassifier::LossByQueue {
                 // Counted at the reading around its send time once the packets sent up to a
                 // filter window after it have been sampled: the reading a loss gets.
@@ -497,7 +502,7 @@ impl Hybla {
                 self.loss_by_queue
                     .settle(now, settled, |sent| queue.at_send_time(sent, base));
             }
-            queue_now = self.queue.delay() >= self.queue.budget();
+            queue_now = self.queue.reading() >= self.queue.budget();
             if self.queue_at_budget() {
                 self.saturated_at = Some(now);
             }
