@@ -150,7 +150,7 @@ impl Hybla {
     pub(super) fn drain_own_queue(&mut self, now: Duration, base: Duration) {
         // The standing reading is the smallest of a whole round: a queue that lasts it keeps
         // the link busy, whether or not the round's delivery rate reached the capacity.
-        if self.estimating_ssthresh || self.queue.standing() < 2 * self.queue.budget() {
+        if self.estimating_ssthresh || self.queue.standing() < 2 * self.queue.own_allowance() {
             self.excess_since = None;
             return;
         }
@@ -173,7 +173,7 @@ impl Hybla {
         let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
             return;
         };
-        let mut target = (rate * (base + self.queue.budget()).as_secs_f64()) as u64;
+        let mut target = (rate * (base + self.queue.own_allowance()).as_secs_f64()) as u64;
         if self.round_limited_elsewhere {
             // The application limited sending in this round: what it had in flight is its own
             // bursts (a media scheduler keeps a queue target on purpose, and a keyframe needs

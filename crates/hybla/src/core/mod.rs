@@ -517,7 +517,7 @@ impl Hybla {
             if self
                 .path_rtt
                 .get()
-                .is_some_and(|path| sample <= path + self.queue.budget() / 2)
+                .is_some_and(|path| sample <= path + self.queue.own_allowance() / 2)
             {
                 self.path_seen_empty_at = Some(now);
             }
