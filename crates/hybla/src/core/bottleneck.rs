@@ -196,7 +196,8 @@ impl Hybla {
     /// full link, those bursts held a GEO media connection's window to one segment per RTT
     /// after the capacity doubled (media-bulk-geo: the bottleneck took 10.5 s to fill instead
     /// of 8.4 s, reports/media-bulk). A window-limited flow's queue is its window's excess,
-    /// and is read at once, unless jitter makes the filtered reading noise ([`QueueMonitor::reading`](crate::queue::QueueMonitor::reading)).
+    /// and is read at once, unless jitter makes the filtered reading noise
+    /// ([`QueueMonitor::reading`](crate::queue::QueueMonitor::reading)).
     pub(super) fn queue_at_budget(&self) -> bool {
         let reading = if self.round_limited_elsewhere {
             self.queue.standing()
