@@ -248,8 +248,8 @@ impl QueueMonitor {
     /// round later. On `leo-starlink` (jitter held 10 ms) the filtered reading crossed the
     /// budget every few rounds with the link half empty, which held growth at a segment per
     /// RTT: 64.3 → 75.3 Mbit/s with the standing reading there. In the fairness matrix (no
-    /// jitter) it fired in none of the drop-tail cells without loss that were traced; some
-    /// lossy and RED cells moved both ways, and the counts in and out of the band did not.
+    /// jitter) it never fired in the one cell traced (100 ms, 4 BDP drop-tail, no loss);
+    /// some lossy and RED cells moved both ways, and the counts in and out of the band did not.
     pub(crate) fn reading(&self) -> Duration {
         if self.noisy() {
             self.standing
