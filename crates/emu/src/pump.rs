@@ -104,8 +104,8 @@ pub fn run(
     // The latest time fed to the path: admissions and queue readings never go back before
     // it, so the path sees its inputs in time order.
     let mut latest = Duration::ZERO;
-    // The occupancy integrals at the last queue sample, and when it was read.
-    let mut last_occupancy: (Duration, [u128; 2]) = (Duration::ZERO, [0, 0]);
+    // Where the last queue sample read the buffers' mean occupancy.
+    let mut queue_meter = netsim::MeanQueueMeter::default();
     let deliver_due =
         |path: &mut Path<Vec<u8>>, at: Duration, stats: &mut PumpStats, io: &mut dyn PumpIo| {
             let now = start.elapsed();
@@ -158,21 +158,11 @@ pub fn run(
             let forward = path.queue_bytes(Direction::Forward, latest);
             let back = path.queue_bytes(Direction::Return, latest);
             stats.queue_samples.push((next_queue_sample, forward, back));
-            let occupancy = [
-                path.queue_byte_nanos(Direction::Forward, latest),
-                path.queue_byte_nanos(Direction::Return, latest),
-            ];
-            // Nothing modelled since the last sample (the pump fell behind): the buffer now.
-            let span_nanos = latest.saturating_sub(last_occupancy.0).as_nanos();
-            let mean = |d: usize, now_bytes: u64| {
-                (occupancy[d] - last_occupancy.1[d])
-                    .checked_div(span_nanos)
-                    .map_or(now_bytes, |bytes| bytes as u64)
-            };
+            // Nothing modelled since the last sample (the pump fell behind): the buffers now.
+            let (forward_mean, back_mean) = path.mean_queue_bytes(&mut queue_meter, latest);
             stats
                 .queue_mean_samples
-                .push((next_queue_sample, mean(0, forward), mean(1, back)));
-            last_occupancy = (latest, occupancy);
+                .push((next_queue_sample, forward_mean, back_mean));
             // Read after queue_bytes, which counts what finished serializing by `latest`.
             let serialized = path.link_stats(Direction::Forward).serialized_bytes;
             stats

@@ -46,7 +46,7 @@ pub use config::{
 };
 pub use link::{Link, LinkStats, Verdict, bdp_bytes, serialization_time};
 pub use loss::LossProcess;
-pub use path::{Delivery, Direction, DropCause, DropRecord, FlowLinkStats, Path};
+pub use path::{Delivery, Direction, DropCause, DropRecord, FlowLinkStats, MeanQueueMeter, Path};
 pub use red::Red;
 pub use rng::{Uniform, derive_seed};
 

@@ -128,6 +128,16 @@ enum Source {
     ToServer(usize),
 }
 
+/// Where the last [`Path::mean_queue_bytes`] reading was: a sampler's state, so that every
+/// sample reports the mean queue over its own interval (a point sample aliases with periodic
+/// traffic: 30 fps media at 100 ms ticks is always caught in one phase).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MeanQueueMeter {
+    read_at: Duration,
+    /// Occupancy integrals (forward, return) at `read_at`, byte·nanoseconds.
+    integrals: [u128; 2],
+}
+
 impl<P> Path<P> {
     /// Builds the dumbbell; random streams derive from `seed`.
     pub fn new(config: &PathConfig, seed: u64) -> Result<Self, ConfigError> {
@@ -220,6 +230,30 @@ impl<P> Path<P> {
     /// (see [`Link::queue_byte_nanos`]).
     pub fn queue_byte_nanos(&mut self, direction: Direction, now: Duration) -> u128 {
         self.link_mut(direction).queue_byte_nanos(now)
+    }
+
+    /// Mean (forward, return) buffer occupancy, bytes, from `meter`'s previous reading up to
+    /// `now`; the buffers at `now` if no time has passed since it.
+    pub fn mean_queue_bytes(&mut self, meter: &mut MeanQueueMeter, now: Duration) -> (u64, u64) {
+        let occupancy = [
+            self.queue_byte_nanos(Direction::Forward, now),
+            self.queue_byte_nanos(Direction::Return, now),
+        ];
+        let span_nanos = now.saturating_sub(meter.read_at).as_nanos();
+        let mut mean = [0u64; 2];
+        for (d, direction) in [Direction::Forward, Direction::Return]
+            .into_iter()
+            .enumerate()
+        {
+            mean[d] = (occupancy[d] - meter.integrals[d])
+                .checked_div(span_nanos)
+                .map_or_else(|| self.queue_bytes(direction, now), |bytes| bytes as u64);
+        }
+        *meter = MeanQueueMeter {
+            read_at: now,
+            integrals: occupancy,
+        };
+        (mean[0], mean[1])
     }
 
     /// Sends a packet of `wire_bytes` (IP size) from `flow`'s server (Forward) or client

@@ -174,7 +174,7 @@ impl<'a> Simulation<'a> {
             samples: Vec::new(),
             app_samples: Vec::new(),
             link_samples: Vec::new(),
-            last_occupancy: (Duration::ZERO, [0, 0]),
+            queue_meter: netsim::MeanQueueMeter::default(),
             buf: Vec::with_capacity(2048),
             datagrams: 0,
         })

@@ -195,15 +195,8 @@ impl<'a> Simulation<'a> {
             forward_serialized_bytes: self.path.link_stats(Direction::Forward).serialized_bytes,
         });
         let queue_return_bytes = self.path.queue_bytes(Direction::Return, t);
-        let occupancy = [
-            self.path.queue_byte_nanos(Direction::Forward, t),
-            self.path.queue_byte_nanos(Direction::Return, t),
-        ];
-        let (since, before) = self.last_occupancy;
-        let span_nanos = t.saturating_sub(since).as_nanos().max(1);
-        let queue_forward_mean_bytes = ((occupancy[0] - before[0]) / span_nanos) as u64;
-        let queue_return_mean_bytes = ((occupancy[1] - before[1]) / span_nanos) as u64;
-        self.last_occupancy = (t, occupancy);
+        let (queue_forward_mean_bytes, queue_return_mean_bytes) =
+            self.path.mean_queue_bytes(&mut self.queue_meter, t);
         for (index, flow) in self.flows.iter().enumerate() {
             let config = &self.config.flows[index];
             if !flow.started {

@@ -106,9 +106,8 @@ struct Simulation<'a> {
     samples: Vec<Sample>,
     app_samples: Vec<AppSample>,
     link_samples: Vec<LinkSample>,
-    /// The buffers' occupancy integrals (forward, return) at the last sample and its time:
-    /// the base of the next sample's mean queue.
-    last_occupancy: (Duration, [u128; 2]),
+    /// Where the last sample read the buffers' mean occupancy.
+    queue_meter: netsim::MeanQueueMeter,
     buf: Vec<u8>,
     datagrams: u64,
 }
