@@ -776,6 +776,26 @@ fn a_standing_queue_while_the_flow_gets_less_than_its_capacity_is_competition() 
 }
 
 #[test]
+fn the_time_judged_shared_counts_every_stretch_between_ack_frames_spent_competing() {
+    // Competition found as above; two more seconds of the same add two seconds to the tally.
+    // A flow alone at its capacity with no queue never competes and counts nothing.
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    assert_eq!(h.loss_tally().shared_time, Duration::ZERO);
+    let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+    assert!(h.competing());
+    let found = h.loss_tally().shared_time;
+    assert!(found > Duration::ZERO && found < MS(1400), "{found:?}");
+    feed(&mut h, t, MS(5000), MSS / 2, |_| MS(50));
+    assert!(h.competing());
+    assert_eq!(h.loss_tally().shared_time - found, MS(2000));
+
+    let mut alone = on_known_path(300 * MSS);
+    feed(&mut alone, MS(1000), MS(5000), MSS, |_| Duration::ZERO);
+    assert_eq!(alone.loss_tally().shared_time, Duration::ZERO);
+}
+
+#[test]
 fn delivering_more_than_the_declared_capacity_voids_a_competition_found_by_the_share() {
     // Competition found as above (half the declared 1 MB/s through a 50 ms queue). Then the
     // queue goes and the flow delivers 2 MB/s for 1.2 s, within the competing hold: the share

@@ -34,8 +34,9 @@ pub struct LossAccounting {
     pub matched: Option<MatchedLosses>,
 }
 
-/// Loss batches and their bytes, by verdict.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Loss batches and their bytes, by verdict, and the time the verdicts' thresholds were a
+/// shared bottleneck's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct VerdictCounts {
     /// Batches taken as congestion.
     pub congestion_batches: u64,
@@ -45,6 +46,10 @@ pub struct VerdictCounts {
     pub random_batches: u64,
     /// Bytes in them.
     pub random_bytes: u64,
+    /// Seconds the controller judged the bottleneck shared (Hybla's competing mode). Absent
+    /// from summaries written before it was counted.
+    #[serde(default)]
+    pub shared_s: f64,
 }
 
 impl From<hybla::LossTally> for VerdictCounts {
@@ -54,6 +59,7 @@ impl From<hybla::LossTally> for VerdictCounts {
             congestion_bytes: tally.congestion_bytes,
             random_batches: tally.random_events,
             random_bytes: tally.random_bytes,
+            shared_s: tally.shared_time.as_secs_f64(),
         }
     }
 }

@@ -92,6 +92,8 @@ pub struct Hybla {
     /// Bytes delivered and lost at each level of queue: whether a fuller queue loses more.
     loss_by_queue: LossByQueue,
     /// Until when the flow behaves as one of several sharing the bottleneck.
+    /// When the last ACK frame ended and whether it left the flow competing.
+    mode_left: Option<(Duration, bool)>,
     competing_until: Option<Duration>,
     /// When the window was last reduced (a congestion loss, or shedding the flow's own
     /// excess queue).
@@ -187,6 +189,7 @@ impl Hybla {
             past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
             queue: QueueMonitor::new(),
             loss_by_queue: LossByQueue::new(),
+            mode_left: None,
             competing_until: None,
             reduced_at: None,
             competition_seen_since: None,
@@ -445,6 +448,9 @@ impl Hybla {
     /// start-up bandwidth estimate, Careful Resume's phase changes and the observation of the
     /// path for the next connection.
     pub fn on_end_acks(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
+        if let Some((at, true)) = self.mode_left {
+            self.loss_tally.shared_time += now.saturating_sub(at);
+        }
         self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
         let closed_round = self.end_ack_frame(now);
@@ -461,6 +467,7 @@ impl Hybla {
             self.observed_window.update(now, sample as f64);
             self.observed_rtt = self.base_rtt.get();
         }
+        self.mode_left = Some((now, self.competing()));
     }
 
     /// Closes one ACK frame; when it also closes a round (one base RTT), the bytes that round
