@@ -92,9 +92,9 @@ pub struct Hybla {
     /// Bytes delivered and lost at each level of queue: whether a fuller queue loses more.
     loss_by_queue: LossByQueue,
     /// Until when the flow behaves as one of several sharing the bottleneck.
+    competing_until: Option<Duration>,
     /// When the last ACK frame ended and whether it left the flow competing.
     mode_left: Option<(Duration, bool)>,
-    competing_until: Option<Duration>,
     /// When the window was last reduced (a congestion loss, or shedding the flow's own
     /// excess queue).
     reduced_at: Option<Duration>,
