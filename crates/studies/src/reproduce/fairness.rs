@@ -55,9 +55,19 @@ struct Cell {
     goodput_bps: (f64, f64),
     /// Our flow's losses as the summary reports them.
     ours: FlowSummary,
+    /// When the run ended, seconds.
+    end_s: f64,
 }
 
 impl Cell {
+    /// Share of our flow's time in which it judged the bottleneck shared (Hybla's competing
+    /// mode); `None` for a controller that does not say.
+    fn shared_share(&self) -> Option<f64> {
+        let verdicts = self.ours.losses.verdicts?;
+        let span = self.end_s - self.ours.start_s;
+        (span > 0.0).then(|| verdicts.shared_s / span)
+    }
+
     fn ratio(&self) -> f64 {
         self.goodput_bps.0 / self.goodput_bps.1.max(1.0)
     }
@@ -226,6 +236,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
                     pair,
                     goodput_bps: (goodput[0], goodput[1]),
                     ours: summary.flows[0].clone(),
+                    end_s: summary.end_s,
                 }
             },
         )
@@ -266,7 +277,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     };
 
     let mut measured = String::from(
-        "Each cell: our goodput / the other flow's over the second half of the run, with each flow's goodput in Mbit/s; NewReno/NewReno is the calibration: what two identical fair flows get in that cell. *Kept*: the other flow's goodput next to ours over its mean goodput next to a flow of its own kind in the same cell (harm in the sense of [Ware2019]: 100 % = we take no more from it than its own kind does). Then the share of our queue drops (overflow and RED) we took as congestion, and of our random losses taken as random.\n",
+        "Each cell: our goodput / the other flow's over the second half of the run, with each flow's goodput in Mbit/s; NewReno/NewReno is the calibration: what two identical fair flows get in that cell. *Kept*: the other flow's goodput next to ours over its mean goodput next to a flow of its own kind in the same cell (harm in the sense of [Ware2019]: 100 % = we take no more from it than its own kind does). Then the share of our queue drops (overflow and RED) we took as congestion, and of our random losses taken as random; last, the share of its run in which hybla judged the bottleneck shared (its competing mode: NewReno's manners).\n",
     );
     let mut unfriendly = Vec::new();
     let mut worst_accuracy: (f64, String) = (f64::INFINITY, String::new());
@@ -274,7 +285,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     for other in ["newreno", "cubic"] {
         let _ = write!(
             measured,
-            "\n**hybla against {other}**\n\n| RTT, buffer, queue | loss | hybla / {other} | Mbit/s | NewReno / NewReno | {other} kept | queue drops taken as congestion | random losses taken as random |\n|---|---|---|---|---|---|---|---|\n"
+            "\n**hybla against {other}**\n\n| RTT, buffer, queue | loss | hybla / {other} | Mbit/s | NewReno / NewReno | {other} kept | queue drops taken as congestion | random losses taken as random | hybla competing |\n|---|---|---|---|---|---|---|---|---|\n"
         );
         for c in cells.iter().filter(|c| c.pair == ("hybla", other)) {
             let m = c.ours.losses.matched.unwrap_or_default();
@@ -294,7 +305,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
             let aqm = if c.red { "RED" } else { "drop-tail" };
             let _ = writeln!(
                 measured,
-                "| {} ms, {}, {aqm} | {} % | {}{:.2} | {:.2} / {:.2} | {:.2} | {:.0} % | {} of {queue_drops} | {} |",
+                "| {} ms, {}, {aqm} | {} % | {}{:.2} | {:.2} / {:.2} | {:.2} | {:.0} % | {} of {queue_drops} | {} | {} |",
                 c.rtt_ms,
                 c.buffer,
                 c.loss_percent,
@@ -306,6 +317,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
                 100.0 * kept(c),
                 percent(m.queue_drop_accuracy),
                 percent(m.random_loss_accuracy),
+                percent(c.shared_share()),
             );
         }
         figures.push(ratio_figure(&dir, &cells, other)?);
