@@ -29,7 +29,7 @@ pub struct LossTally {
     pub random_events: u64,
     /// Bytes in those batches.
     pub random_bytes: u64,
-    /// Time in the competing mode (between ACK frames, by the mode each frame left): a lone
+    /// Time in the competing mode (up to the last ACK frame): a lone
     /// flow that spends much of its run there reads its own path's noise as a neighbour's
     /// queue (reports/hybla-friendliness: 97 % of `leo-starlink`).
     pub shared_time: Duration,

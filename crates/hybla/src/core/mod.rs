@@ -93,8 +93,9 @@ pub struct Hybla {
     loss_by_queue: LossByQueue,
     /// Until when the flow behaves as one of several sharing the bottleneck.
     competing_until: Option<Duration>,
-    /// When the last ACK frame ended and whether it left the flow competing.
-    mode_left: Option<(Duration, bool)>,
+    /// When the last ACK frame ended: the time since then that `competing_until` covers was
+    /// spent competing.
+    last_frame_end: Option<Duration>,
     /// When the window was last reduced (a congestion loss, or shedding the flow's own
     /// excess queue).
     reduced_at: Option<Duration>,
@@ -189,7 +190,7 @@ impl Hybla {
             past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
             queue: QueueMonitor::new(),
             loss_by_queue: LossByQueue::new(),
-            mode_left: None,
+            last_frame_end: None,
             competing_until: None,
             reduced_at: None,
             competition_seen_since: None,
@@ -448,8 +449,8 @@ impl Hybla {
     /// start-up bandwidth estimate, Careful Resume's phase changes and the observation of the
     /// path for the next connection.
     pub fn on_end_acks(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
-        if let Some((at, true)) = self.mode_left {
-            self.loss_tally.shared_time += now.saturating_sub(at);
+        if let (Some(at), Some(until)) = (self.last_frame_end, self.competing_until) {
+            self.loss_tally.shared_time += until.min(now).saturating_sub(at);
         }
         self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
@@ -467,7 +468,7 @@ impl Hybla {
             self.observed_window.update(now, sample as f64);
             self.observed_rtt = self.base_rtt.get();
         }
-        self.mode_left = Some((now, self.competing()));
+        self.last_frame_end = Some(now);
     }
 
     /// Closes one ACK frame; when it also closes a round (one base RTT), the bytes that round
