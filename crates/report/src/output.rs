@@ -535,8 +535,14 @@ pub fn write_plots(
         lines.extend(full);
     }
     let title = format!("{} ({note}): congestion window", scenario.name);
-    let subtitle =
-        format!("at the data sender, every 100 ms; BDP = link rate × base RTT{seed_note}");
+    // The BDP lines (and what the subtitle says of them) only where the delay holds: a path
+    // whose delay steps has no one base RTT to draw them from.
+    let bdp_note = if delay_changes {
+        ""
+    } else {
+        "; BDP = link rate × base RTT"
+    };
+    let subtitle = format!("at the data sender, every 100 ms{bdp_note}{seed_note}");
     written.extend(chart::styled_line_chart(
         &dir.join("cwnd"),
         &chart::StyledChart {
