@@ -1007,6 +1007,67 @@ fn a_resumed_core_jumps_to_half_the_saved_window_and_does_not_grow_unvalidated()
     assert_eq!(h.window(), 2_001 * MSS);
 }
 
+#[test]
+fn the_jump_leaves_at_the_rfc_rate_then_the_window_leads_the_flight_up_to_jump_cwnd() {
+    // jump_cwnd 5 MB: quinn paces 1.25 windows per RTT, so the window is 4 MB (5 MB per RTT)
+    // while the flight is below it. From there it stays four packets ahead of the flight,
+    // the pacer timing each packet, and never above jump_cwnd, RFC 9959's CWND.
+    let mut h = resumed_and_jumped(10_000_000);
+    assert_eq!(h.window(), 4_000_000);
+    let mut flight = 100 * MSS;
+    let (mut at_rfc_rate, mut leading) = (0, 0);
+    while h.resume_phase() == Some(ResumePhase::Unvalidated) {
+        h.on_sent(MS(700), MSS);
+        flight += MSS;
+        if h.resume_phase() != Some(ResumePhase::Unvalidated) {
+            break;
+        }
+        if flight + 4 * MSS <= 4_000_000 {
+            assert_eq!(h.window(), 4_000_000);
+            at_rfc_rate += 1;
+        } else {
+            assert_eq!(h.window(), (flight + 4 * MSS).min(5_000_000));
+            leading += 1;
+        }
+    }
+    // 4 MB of 5 MB at the RFC's rate (less the 100 packets in flight at the jump and the
+    // four of the lead), the rest led up to jump_cwnd less a packet.
+    assert_eq!((at_rfc_rate, leading), (3_896, 1_003));
+    // The flight reaches jump_cwnd, not the window before it: Validating at the flight
+    // (§3.3, Completed sending all unvalidated packets).
+    assert!(flight + MSS > 5_000_000 && flight <= 5_000_000, "{flight}");
+    assert_eq!(h.resume_phase(), Some(ResumePhase::Validating));
+    assert_eq!(h.window(), flight);
+}
+
+#[test]
+fn validating_does_not_grow_while_the_jump_comes_back_slower_than_it_left() {
+    // 100 unvalidated packets sent 1 ms apart; acknowledged 2 ms apart from one RTT later
+    // (the path delivers half the jump's rate), and on a path as fast as the jump, 1 ms apart.
+    // The queue reading (a quarter-RTT filter) has not seen the queue yet in either.
+    let windows: Vec<u64> = [2, 1]
+        .into_iter()
+        .map(|ack_spacing_ms| {
+            let mut h = resumed_and_jumped(10_000_000);
+            for i in 0..100 {
+                h.on_sent(MS(600 + i), MSS);
+            }
+            for i in 0..40 {
+                let sent = MS(600 + i);
+                let now = MS(1_100 + ack_spacing_ms * i);
+                h.on_ack(now, sent, MSS, false);
+                h.on_end_acks(now, (199 - i) * MSS, false);
+            }
+            assert_eq!(h.resume_phase(), Some(ResumePhase::Validating));
+            h.window()
+        })
+        .collect();
+    // Entered at the window before the jump (2 000 packets). At half the rate it grows until
+    // 16 packets' worth of acknowledgements after the first show the rate; at the jump's own
+    // rate it grows by every one of the 38 packets acknowledged after the one entering.
+    assert_eq!(windows, [2_016 * MSS, 2_038 * MSS]);
+}
+
 /// [`resumed_and_jumped`], then 100 unvalidated packets sent 1 ms apart from 600 ms, each
 /// acknowledged one RTT later (the 500 ms path plus `queue`): Validating at the first, Normal
 /// at the last.

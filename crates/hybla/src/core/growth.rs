@@ -204,9 +204,15 @@ impl Hybla {
             // Hybla's 2^ρ − 1 would double the jump before it is validated. And none while a
             // queue of twice the flow's budget shows (Hybla's start-up ends at one budget;
             // here growth only holds): the jump already fills the path, and doubling it
-            // would overflow a buffer that held the jump.
+            // would overflow a buffer that held the jump. Nor while the jump's
+            // acknowledgements come back slower than it left: the path is slower than the
+            // jump, which already queues there (`jump_outran_path`).
             Some(ResumePhase::Validating) => {
-                if self.queue.delay() < 2 * self.queue.budget() {
+                let outran = self
+                    .resume
+                    .as_ref()
+                    .is_some_and(|resume| resume.jump_outran_path());
+                if self.queue.delay() < 2 * self.queue.budget() && !outran {
                     self.apply(bytes as f64);
                 }
                 return;

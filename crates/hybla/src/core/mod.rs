@@ -17,6 +17,11 @@ use std::time::Duration;
 /// the controller: (numerator, denominator).
 const QUINN_PACER_GAIN: (u64, u64) = (5, 4);
 
+/// How far the window leads the flight at the end of Careful Resume's jump, packets: quinn
+/// sends nothing once the flight plus two datagrams (one being built and the next) would reach
+/// the window, so three leave the pacer in charge and one more is margin.
+const JUMP_TAIL_HEADROOM_PACKETS: u64 = 4;
+
 use crate::loss_by_queue::LossByQueue;
 use crate::min_filter::{WindowedMax, WindowedMin};
 use crate::queue::QueueMonitor;
@@ -265,17 +270,7 @@ impl Hybla {
         };
         self.carry_bytes = 0.0;
         match command {
-            ResumeCommand::Jump(jump_cwnd) => {
-                // RFC 9959 §4.3.2 (Pacing in the Unvalidated Phase): its rhythm sends jump_cwnd
-                // over one current RTT. quinn's pacer sends 1.25 windows per smoothed RTT,
-                // whatever the controller, so the window that leaves at that rate is
-                // jump_cwnd / 1.25 (sent in 0.8 RTT; the Unvalidated Phase then ends, flight
-                // = CWND, §3.3). With jump_cwnd itself the jump left 25 % faster: a path whose
-                // capacity had fallen to a quarter behind a buffer of its new BDP overflowed
-                // (878 drops; none since).
-                self.cwnd_bytes =
-                    (jump_cwnd * QUINN_PACER_GAIN.1 / QUINN_PACER_GAIN.0).min(MAX_WINDOW_BYTES);
-            }
+            ResumeCommand::Jump(_) => self.pace_jump(),
             ResumeCommand::SetWindow(bytes) => {
                 self.cwnd_bytes = bytes.min(MAX_WINDOW_BYTES);
             }
@@ -317,6 +312,31 @@ impl Hybla {
                 }
             }
         }
+    }
+
+    /// The window quinn paces the Unvalidated Phase by (RFC 9959 §4.3.2: jump_cwnd over one
+    /// current RTT). quinn's pacer sends 1.25 windows per smoothed RTT whatever the
+    /// controller, so the window is jump_cwnd / 1.25 until the flight nears it, which leaves
+    /// at the RFC's rate for 0.8 RTT. A window held there would end the phase with a fifth of
+    /// jump_cwnd unsent (the RFC's CWND is jump_cwnd; a 5.3 MB GEO transfer lost 0.08 s to
+    /// it); from there it stays [`JUMP_TAIL_HEADROOM_PACKETS`] above the flight, so the pacer
+    /// rather than the window times each packet, up to jump_cwnd. The rate then rises with
+    /// the window, to 1.25 × jump_cwnd per RTT for the last packets, and the whole jump is
+    /// out at 0.98 RTT instead of 1: behind a bottleneck slower than the jump, the queue at
+    /// its end is the RFC rhythm's plus 2 % of the pipe. (The full window from the start
+    /// sends the jump in 0.8 RTT: 20 % of the pipe more, and with capacity at a quarter
+    /// behind a buffer of the new BDP, 878 drops.)
+    fn pace_jump(&mut self) {
+        let Some((jump, flight)) = self
+            .resume
+            .as_ref()
+            .and_then(CarefulResume::unvalidated_flight)
+        else {
+            return;
+        };
+        let paced = jump * QUINN_PACER_GAIN.1 / QUINN_PACER_GAIN.0;
+        let ahead_of_flight = (flight + JUMP_TAIL_HEADROOM_PACKETS * self.mss_bytes).min(jump);
+        self.cwnd_bytes = paced.max(ahead_of_flight).min(MAX_WINDOW_BYTES);
     }
 
     /// Whether Careful Resume sets the window now (from the jump until it ends).
@@ -415,6 +435,7 @@ impl Hybla {
             .as_mut()
             .and_then(|resume| resume.on_sent(now, bytes, self.cwnd_bytes));
         self.apply_resume(now, command);
+        self.pace_jump();
     }
 
     /// One newly acknowledged packet of `bytes`, sent at `sent`, acknowledged at `now`.

@@ -38,6 +38,48 @@ pub(crate) enum ResumeCommand {
     },
 }
 
+/// Acknowledgements of the jump, at least this many packets' worth, before their rate is
+/// compared with the rate the jump left at: fewer is ACK-timing noise.
+const DISPERSION_MIN_PACKETS: u64 = 16;
+
+/// The jump's acknowledgements arriving at under this share of its send rate say the path is
+/// slower than the jump. Jitter and ACK thinning move the rate by less; a capacity that fell
+/// to a quarter of the saved one gives a half.
+const DISPERSION_SHARE: f64 = 0.8;
+
+/// Packets over time, as sent or acknowledged: enough for their average rate.
+#[derive(Debug, Clone, Copy)]
+struct Train {
+    first_at: Duration,
+    last_at: Duration,
+    /// Bytes after the first instant: the first instant's packets start the clock.
+    bytes_after_first: u64,
+}
+
+impl Train {
+    fn add(train: &mut Option<Train>, now: Duration, bytes: u64) {
+        match train {
+            None => {
+                *train = Some(Train {
+                    first_at: now,
+                    last_at: now,
+                    bytes_after_first: 0,
+                })
+            }
+            Some(train) if now > train.first_at => {
+                train.last_at = now;
+                train.bytes_after_first += bytes;
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn rate_bytes_per_s(&self) -> Option<f64> {
+        let span = self.last_at.checked_sub(self.first_at)?;
+        (!span.is_zero()).then(|| self.bytes_after_first as f64 / span.as_secs_f64())
+    }
+}
+
 /// The RFC 9959 state machine of one connection.
 #[derive(Debug, Clone)]
 pub(crate) struct CarefulResume {
@@ -78,6 +120,13 @@ pub(crate) struct CarefulResume {
     last_unvalidated_sent: Option<Duration>,
     first_unvalidated_acked: bool,
     last_unvalidated_acked: bool,
+    /// The jump's packets as sent: the first and last send times and the bytes sent after
+    /// the first instant (the rate they left at).
+    jump_sent: Option<Train>,
+    /// The jump's packets as acknowledged in the Validating Phase: the first and last ACK
+    /// times and the bytes acknowledged after the first instant (the rate the path delivered
+    /// them at).
+    jump_acked: Option<Train>,
     retreated: bool,
     transitions: Vec<ResumeTransition>,
 }
@@ -105,6 +154,8 @@ impl CarefulResume {
             last_unvalidated_sent: None,
             first_unvalidated_acked: false,
             last_unvalidated_acked: false,
+            jump_sent: None,
+            jump_acked: None,
             retreated: false,
             transitions: Vec::new(),
         }
@@ -152,9 +203,11 @@ impl CarefulResume {
             }
             ResumePhase::Unvalidated => {
                 self.last_unvalidated_sent = Some(now);
+                Train::add(&mut self.jump_sent, now, bytes);
                 // §3.3 (Completed sending all unvalidated packets): flight_size = CWND, or
-                // less than one packet of it left.
-                if self.cwnd_limited(cwnd_bytes) {
+                // less than one packet of it left. CWND is jump_cwnd: the controller's window
+                // in this phase only paces it (see `unvalidated_flight`).
+                if self.cwnd_limited(self.jump_bytes.unwrap_or(cwnd_bytes)) {
                     return Some(
                         self.leave_unvalidated(now, ResumeTrigger::LastUnvalidatedPacketSent),
                     );
@@ -162,6 +215,35 @@ impl CarefulResume {
                 self.rtt_exceeded(now)
             }
             _ => None,
+        }
+    }
+
+    /// In the Unvalidated Phase: jump_cwnd and the flight, from which the controller sets
+    /// the window quinn paces by.
+    pub fn unvalidated_flight(&self) -> Option<(u64, u64)> {
+        match (self.phase, self.jump_bytes) {
+            (ResumePhase::Unvalidated, Some(jump)) => Some((jump, self.flight_bytes)),
+            _ => None,
+        }
+    }
+
+    /// Whether the path delivers the jump slower than it left: its acknowledgements, over at
+    /// least [`DISPERSION_MIN_PACKETS`], arrive at under [`DISPERSION_SHARE`] of the rate its
+    /// packets were sent at. A bottleneck slower than the jump spaces them out at its own rate
+    /// (packet-train dispersion): the path's capacity fell since the saved window was
+    /// measured, and the jump is already queueing there. The queue reading shows it too, but
+    /// only after its filter's quarter RTT, in which slow start adds what a quarter RTT
+    /// acknowledges (1.5 MB into a full buffer after a fall to a quarter: 885 drops).
+    pub fn jump_outran_path(&self) -> bool {
+        let (Some(sent), Some(acked)) = (self.jump_sent, self.jump_acked) else {
+            return false;
+        };
+        if acked.bytes_after_first < DISPERSION_MIN_PACKETS * self.mss_bytes {
+            return false;
+        }
+        match (sent.rate_bytes_per_s(), acked.rate_bytes_per_s()) {
+            (Some(sent_rate), Some(acked_rate)) => acked_rate < DISPERSION_SHARE * sent_rate,
+            _ => false,
         }
     }
 
@@ -215,6 +297,10 @@ impl CarefulResume {
                 // later send time is a higher packet number.
                 if self.last_unvalidated_sent.is_none_or(|last| sent >= last) {
                     self.last_unvalidated_acked = true;
+                }
+                if self.phase == ResumePhase::Validating && self.unvalidated_bytes(sent, bytes) > 0
+                {
+                    Train::add(&mut self.jump_acked, now, bytes);
                 }
             }
             ResumePhase::Normal => {}
