@@ -1068,6 +1068,26 @@ fn validating_does_not_grow_while_the_jump_comes_back_slower_than_it_left() {
     assert_eq!(windows, [2_016 * MSS, 2_038 * MSS]);
 }
 
+#[test]
+fn validating_grows_no_further_than_the_saved_rate() {
+    // Saved window 5 MB, jump 2.5 MB: quinn paces 1.25 windows per RTT, so Validating's
+    // window stops at 5 MB / 1.25 = 4 MB. 2 600 packets sent ten per millisecond (the jump's
+    // 2 500 less one, then Validating's), the first 2 000 acknowledged at the same rate one RTT
+    // later on an empty path: slow start would be at 2.5 + 2 MB.
+    let mut h = resumed_and_jumped(5_000_000);
+    let sent_at = |i: u64| MS(600) + Duration::from_micros(100 * i);
+    for i in 0..2_600 {
+        h.on_sent(sent_at(i), MSS);
+    }
+    for i in 0..2_000 {
+        let now = sent_at(i) + MS(500);
+        h.on_ack(now, sent_at(i), MSS, false);
+        h.on_end_acks(now, (2_699 - i) * MSS, false);
+    }
+    assert_eq!(h.resume_phase(), Some(ResumePhase::Validating));
+    assert_eq!(h.window(), 4_000_000);
+}
+
 /// [`resumed_and_jumped`], then 100 unvalidated packets sent 1 ms apart from 600 ms, each
 /// acknowledged one RTT later (the 500 ms path plus `queue`): Validating at the first, Normal
 /// at the last.

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// quinn-proto's pacer sends `window × 5 / 4` bytes per smoothed RTT (its `Pacer`), whatever
 /// the controller: (numerator, denominator).
-const QUINN_PACER_GAIN: (u64, u64) = (5, 4);
+pub(super) const QUINN_PACER_GAIN: (u64, u64) = (5, 4);
 
 /// How far the window leads the flight at the end of Careful Resume's jump, packets: quinn
 /// sends nothing once the flight plus two datagrams (one being built and the next) would reach

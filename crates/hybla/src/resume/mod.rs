@@ -247,6 +247,11 @@ impl CarefulResume {
         }
     }
 
+    /// The saved window this connection resumed from (RFC 9959 §3.1's saved_cwnd), bytes.
+    pub fn saved_cwnd_bytes(&self) -> u64 {
+        self.settings.saved.saved_cwnd_bytes
+    }
+
     fn cwnd_limited(&self, cwnd_bytes: u64) -> bool {
         self.flight_bytes + self.mss_bytes > cwnd_bytes
     }
