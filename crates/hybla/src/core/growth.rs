@@ -211,8 +211,8 @@ impl Hybla {
             // one ÷ 1.25 until the jump is validated. The last of the jump left at up to 1.25×
             // its rate (`pace_jump`), and slow start sends two bytes per byte acknowledged:
             // uncapped, that was 1.25× the saved rate for a fifth of an RTT, and through
-            // 25-packet buffers in real time (20 Mbit/s, 600 ms, 1 % loss) one resumed
-            // connection in four retreated or dropped 466 packets.
+            // 25-packet buffers in real time (20 Mbit/s, 600 ms, 1 % loss), of six resumed
+            // connections one retreated and another dropped 466 packets.
             Some(ResumePhase::Validating) => {
                 let resume = self.resume.as_ref();
                 let outran = resume.is_some_and(|resume| resume.jump_outran_path());
