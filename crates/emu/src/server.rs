@@ -182,7 +182,12 @@ impl Server {
                     };
                     let logger =
                         log_connection(connection.clone(), id, log_dir, (all, slot, started));
-                    let perf = PerfService { id, limits, counts };
+                    let perf = PerfService {
+                        id,
+                        limits,
+                        counts,
+                        turns: None,
+                    };
                     if negotiated_alpn(&connection).as_deref() == Some(perfwire::session::ALPN) {
                         let session =
                             crate::session::serve(connection.clone(), session_epoch, perf).await;

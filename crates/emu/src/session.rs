@@ -119,7 +119,10 @@ pub(crate) async fn serve(
     let perf_requests = perf_app.map(|_| {
         tokio::spawn(crate::perf::serve_requests(
             connection.clone(),
-            perf,
+            PerfService {
+                turns: end.writing_turns(),
+                ..perf
+            },
             tally.clone(),
         ))
     });
