@@ -35,7 +35,7 @@ use sched::SchedulerSpec;
 
 use crate::apps::{End, EndConfig, EndReport};
 use crate::endpoint::{EndpointError, Trust};
-use crate::perf::{ClientReport, PerfRequests, PerfService, PerfTally};
+use crate::perf::{ClientReport, PerfRequests, PerfService, PerfTally, WritingTurns};
 
 /// How long a server waits for the request after the handshake.
 const REQUEST_WAIT: Duration = Duration::from_secs(10);
@@ -450,9 +450,10 @@ async fn client_session(
         let left = stop_at.saturating_duration_since(Instant::now());
         requests.duration = Some(requests.duration.map_or(left, |d| d.min(left)));
         let connection = connection.clone();
+        let turns = WritingTurns::of(end.writing_turns());
         tokio::spawn(async move {
             let no_progress = |_| {};
-            crate::perf::transfer(&connection, &requests, &no_progress).await
+            crate::perf::transfer(&connection, &requests, &turns, &no_progress).await
         })
     });
     let on_time = tokio::select! {

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use perfwire::{ReceivedRanges, Request, RequestError, pattern};
 use serde::Serialize;
 
-use super::{LOG_INTERVAL, WRITE_CHUNK_BYTES};
+use super::{LOG_INTERVAL, WRITE_CHUNK_BYTES, WritingTurns};
 use crate::endpoint::{
     EndpointError, TransportRecipe, Trust, client_config, client_endpoint, client_transport,
 };
@@ -135,11 +135,13 @@ pub(crate) struct Exchange {
     completed: bool,
 }
 
-/// Sends one request on `connection` and reads the response until FIN or `deadline`.
+/// Sends one request on `connection` and reads the response until FIN or `deadline`; the
+/// upload is written in `turns`.
 async fn exchange(
     connection: &quinn::Connection,
     options: &PerfRequests,
     deadline: Option<Instant>,
+    turns: &WritingTurns,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<Exchange, EndpointError> {
     let (mut send, mut recv) = connection
@@ -157,12 +159,16 @@ async fn exchange(
     let uploaded = Arc::new(AtomicU64::new(0));
     let mut uploader = {
         let uploaded = uploaded.clone();
+        let mut turns = turns.clone();
         tokio::spawn(async move {
             let mut offset = 0u64;
-            while offset < upload_bytes {
+            'upload: while offset < upload_bytes {
                 let len = (upload_bytes - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
-                if send.write_chunk(pattern::chunk(offset, len)).await.is_err() {
-                    break;
+                let mut chunk = pattern::chunk(offset, len);
+                while !chunk.is_empty() {
+                    if turns.write(&mut send, &mut chunk).await.is_err() {
+                        break 'upload;
+                    }
                 }
                 offset += len as u64;
                 uploaded.store(offset, Ordering::Relaxed);
@@ -296,7 +302,13 @@ pub async fn get(
         }
     };
     let handshake = started.elapsed();
-    let transferred = transfer(&connection, &options.requests, progress).await;
+    let transferred = transfer(
+        &connection,
+        &options.requests,
+        &WritingTurns::none(),
+        progress,
+    )
+    .await;
     connection.close(0u32.into(), b"done");
     endpoint.wait_idle().await;
     if let Some((keeper, local, taken)) = resume {
@@ -346,20 +358,22 @@ pub(crate) fn client_report(
     }
 }
 
-/// The request, and the repeated one of `repeat_after`, on an open connection.
+/// The request, and the repeated one of `repeat_after`, on an open connection; uploads are
+/// written in `turns`.
 pub(crate) async fn transfer(
     connection: &quinn::Connection,
     options: &PerfRequests,
+    turns: &WritingTurns,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<(Exchange, Vec<RepeatReport>), EndpointError> {
     let deadline = options.duration.map(|d| Instant::now() + d);
-    let first = exchange(connection, options, deadline, progress).await?;
+    let first = exchange(connection, options, deadline, turns, progress).await?;
     let mut repeats = Vec::new();
     if let Some(gap) = options.repeat_after
         && first.completed
     {
         tokio::time::sleep(gap).await;
-        let again = exchange(connection, options, deadline, progress).await?;
+        let again = exchange(connection, options, deadline, turns, progress).await?;
         repeats.push(RepeatReport {
             requested_s: (again.request_at - first.request_at).as_secs_f64(),
             transfer_s: again.transfer.as_secs_f64(),

@@ -12,7 +12,7 @@ use perfwire::{REQUEST_HEADER_BYTES, Request, RequestError, pattern};
 use quinn::VarInt;
 use tokio::sync::Notify;
 
-use super::WRITE_CHUNK_BYTES;
+use super::{WRITE_CHUNK_BYTES, WritingTurns};
 
 /// How long a perf request stream may take to deliver its 8-byte size header before the server
 /// gives the stream back ([`RequestError::HeaderTimeout`]). A client that opens streams and
@@ -64,7 +64,7 @@ pub(crate) struct PerfService {
     /// The server's counts.
     pub counts: SharedCounts,
     /// In a session whose end also runs scheduled applications, when responses may be
-    /// written ([`crate::apps::End::writing_turns`]); `None`: whenever quinn takes bytes.
+    /// written ([`WritingTurns`]); `None`: whenever quinn takes bytes.
     pub turns: Option<Arc<Notify>>,
 }
 
@@ -242,32 +242,13 @@ async fn serve_stream(
     // it looks at STOP_SENDING, so a stopped stream whose client stopped reading would wait
     // for credit that never comes: the stop is watched on its own.
     let mut stopped = std::pin::pin!(send.stopped());
-    // With turns, the response waits for one, then writes what quinn takes at once.
-    let mut in_turn = turns.is_none();
+    let mut turns = WritingTurns::of(turns);
     while offset < requested || !pending.is_empty() {
         if pending.is_empty() {
             let len = (requested - offset).min(WRITE_CHUNK_BYTES as u64) as usize;
             pending = pattern::chunk(offset, len);
             offset += len as u64;
         }
-        let turn = async {
-            match &turns {
-                Some(turns) if !in_turn => turns.notified().await,
-                _ => std::future::pending().await,
-            }
-        };
-        let write = async {
-            if !in_turn {
-                return std::future::pending().await;
-            }
-            let write = send.write_chunks(std::slice::from_mut(&mut pending));
-            if turns.is_none() {
-                return Some(write.await);
-            }
-            // Within a turn, only what quinn takes now: a write that would wait for room is
-            // the end of the turn (a zero timeout polls the write once; it is cancel-safe).
-            tokio::time::timeout(Duration::ZERO, write).await.ok()
-        };
         tokio::select! {
             // A reset upload abandons the response at once, even while it waits for flow
             // control; `write_chunks` is cancel-safe, so `pending` keeps what is not yet sent.
@@ -284,12 +265,7 @@ async fn serve_stream(
                 upload.abort();
                 return;
             }
-            () = turn => in_turn = true,
-            written = write => {
-                let Some(written) = written else {
-                    in_turn = false;
-                    continue;
-                };
+            written = turns.write(&mut send, &mut pending) => {
                 if let Ok(written) = &written {
                     tally
                         .written_bytes
