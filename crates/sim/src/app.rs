@@ -71,6 +71,14 @@ pub trait App {
     /// harness, e.g. an upload's completion seen at the server).
     fn drive(&mut self, cx: &mut Context<'_>) -> Result<bool, AppError>;
 
+    /// Whether this half writes outside the flow's scheduler (perf): the driver steps such
+    /// halves after the others, so they never take the room the scheduler gave the others
+    /// (quinn's send window is the whole connection's, and the scheduler sets it before each
+    /// of its applications writes).
+    fn writes_outside_the_scheduler(&self) -> bool {
+        false
+    }
+
     /// When this half wants to run without any network event (a timer of its own).
     fn wakeup(&self) -> Option<Duration> {
         None

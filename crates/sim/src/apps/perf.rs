@@ -299,6 +299,10 @@ impl PerfClient {
 }
 
 impl App for PerfClient {
+    fn writes_outside_the_scheduler(&self) -> bool {
+        true
+    }
+
     fn on_connected(&mut self, now: Duration) {
         self.next_request_at = Some(now);
     }
@@ -404,6 +408,10 @@ impl PerfServer {
 }
 
 impl App for PerfServer {
+    fn writes_outside_the_scheduler(&self) -> bool {
+        true
+    }
+
     fn accepts(&self, dir: Dir) -> bool {
         dir == Dir::Bi
     }
