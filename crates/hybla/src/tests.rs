@@ -1220,28 +1220,59 @@ fn the_observation_is_the_window_limited_pipe_and_the_base_rtt() {
 }
 
 #[test]
-fn the_observation_is_one_round_at_full_rate_not_an_average_over_the_ramp() {
+fn the_observation_is_one_rtt_at_full_rate_including_the_acks_after_the_data_ran_out() {
     // RFC 9959 §3.1: "the volume of data acknowledged in one RTT". A short transfer on a
-    // 500 ms path: 400 ms at half the rate, then 700 ms at 1 MB/s, then the application runs
-    // out of data (its last ACKs app-limited, and bunched: twice the rate, which a round the
-    // application limited must not count). A rate averaged over a second would mix the first
-    // two (≈ 400 kB); the round at full rate holds 500 kB.
+    // 500 ms path (1 MB/s): packets acknowledged at half the rate until 1 300 ms, then at the
+    // full rate; the application runs out of data at 1 600 ms (every ACK frame from then on
+    // says so), and the packets it sent until then are acknowledged, two at a time every
+    // 2 ms, until 2 100 ms. A rate averaged over a second would mix the ramp in (≈ 400 kB);
+    // whole rounds that no ACK frame called application-limited saw 350 kB at best. The
+    // packets acknowledged after 1 600 ms were sent while the window limited sending: the
+    // last RTT holds 500 kB.
     let mut h = ten_segment_start();
     let mut now = MS(500);
     while now < MS(1600) {
-        // One packet per millisecond at full rate, one per two before.
-        if now >= MS(900) || now.as_millis().is_multiple_of(2) {
+        if now >= MS(1300) || now.as_millis().is_multiple_of(2) {
             h.on_ack(now, now - MS(500), MSS, false);
         }
         h.on_end_acks(now, 0, false);
         now += MS(1);
     }
-    while now < MS(2700) {
-        h.on_ack(now, now - MS(500), 2 * MSS, true);
+    while now < MS(2100) {
+        h.on_ack(now, now - MS(501), MSS, true);
+        h.on_ack(now, now - MS(500), MSS, true);
         h.on_end_acks(now, 0, true);
-        now += MS(1);
+        now += MS(2);
     }
-    let saved = h.observation().expect("a full round was window-limited");
+    let saved = h.observation().expect("the window limited sending");
+    assert!(
+        (495_000..=505_000).contains(&saved.saved_cwnd_bytes),
+        "{saved:?}"
+    );
+}
+
+#[test]
+fn acks_bunched_faster_than_the_packets_were_sent_do_not_raise_the_observation() {
+    // 1 MB/s for a second, then the same packets' ACKs arrive twice as fast (ACK compression:
+    // a burst of ACKs released at once) for 250 ms: the send span, not the ACK span, times
+    // them (BBR's delivery-rate interval), and the path stays at 500 kB per RTT.
+    let mut h = ten_segment_start();
+    let mut now = MS(500);
+    let mut sent = Duration::ZERO;
+    while now < MS(1500) {
+        h.on_ack(now, sent, MSS, false);
+        h.on_end_acks(now, 0, false);
+        now += MS(1);
+        sent += MS(1);
+    }
+    while now < MS(1750) {
+        h.on_ack(now, sent, MSS, false);
+        h.on_ack(now, sent + MS(1), MSS, false);
+        h.on_end_acks(now, 0, false);
+        now += MS(1);
+        sent += MS(2);
+    }
+    let saved = h.observation().expect("the window limited sending");
     assert!(
         (495_000..=505_000).contains(&saved.saved_cwnd_bytes),
         "{saved:?}"
