@@ -251,10 +251,10 @@ impl Hybla {
     }
 
     /// What this connection measured of its path, for the next connection to resume from
-    /// (RFC 9959 §3.1): the most bytes acknowledged in one round (per base RTT) that the
-    /// flow's window limited throughout, over the last 10 s (`OBSERVATION_WINDOW`; at most the
-    /// bottleneck's rate × the base RTT, so a slow-start overshoot does not count, §4.1), and
-    /// the base RTT. `None` while it is below four initial windows (not worth resuming, §3.1)
+    /// (RFC 9959 §3.1): the most bytes acknowledged per base RTT over a stretch of packets the
+    /// window limited (`observe_window_limited`), over the last 10 s (`OBSERVATION_WINDOW`;
+    /// at most the bottleneck's rate × the base RTT, so a slow-start overshoot does not count,
+    /// §4.1), and the base RTT. `None` while it is below four initial windows (not worth resuming, §3.1)
     /// or the connection never filled its window.
     pub fn observation(&self) -> Option<SavedPath> {
         let window = self.observed_window.get()? as u64;
@@ -487,12 +487,11 @@ impl Hybla {
         }
         self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
-        let closed_round = self.end_ack_frame(now);
+        self.end_ack_frame(now);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
         });
         self.apply_resume(now, command);
-        let _ = closed_round;
         if app_limited {
             // Before the first ACK frame nothing said the window limited sending.
             self.app_limited_from
@@ -541,10 +540,9 @@ impl Hybla {
         }
     }
 
-    /// Closes one ACK frame; when it also closes a round (one base RTT), the bytes that round
-    /// delivered per base RTT (a round closes at the first frame after a base RTT, so it may
-    /// last longer) and whether the flow's own window limited sending throughout it.
-    fn end_ack_frame(&mut self, now: Duration) -> Option<(u64, bool)> {
+    /// Closes one ACK frame: the queue reading and what it drives, and, at the first frame a
+    /// base RTT after the last, the round (its delivered and lost bytes, for the loss rate).
+    fn end_ack_frame(&mut self, now: Duration) {
         let owned = self.resume_owns_window();
         let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
@@ -609,23 +607,14 @@ impl Hybla {
             }
         }
         let horizon = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        let mut closed_round = None;
         if now >= self.round_start + horizon {
-            // Per base RTT: a stall or sparse ACK frames stretch a round beyond one.
-            let length = now.saturating_sub(self.round_start);
             self.round_start = now;
             let round = (
                 std::mem::take(&mut self.round_delivered_bytes),
                 std::mem::take(&mut self.round_lost_bytes),
             );
-            let per_base_rtt = if length > horizon {
-                (round.0 as f64 * horizon.as_secs_f64() / length.as_secs_f64()) as u64
-            } else {
-                round.0
-            };
-            let limited_elsewhere = std::mem::take(&mut self.round_limited_elsewhere);
+            self.round_limited_elsewhere = false;
             self.round_max_in_flight = 0;
-            closed_round = Some((per_base_rtt, !limited_elsewhere));
             if self.past_rounds.len() == LOSS_RATE_ROUNDS {
                 self.past_rounds.pop_front();
             }
@@ -636,7 +625,7 @@ impl Hybla {
         self.rate
             .on_end_acks(now, self.mss_bytes, horizon.max(MIN_RATE_SPAN));
         if !self.estimating_ssthresh {
-            return closed_round;
+            return;
         }
         // Only packets sent after the window reached the target can show a queue of ours:
         // before that we sent less than the estimate (a queue then is pacing bursts or
@@ -652,7 +641,7 @@ impl Hybla {
                 self.startup_ended_at = Some(now);
                 self.drain_to_pipe();
             }
-            return closed_round;
+            return;
         }
         if let Some(bdp) = self.pipe_bytes() {
             // Target = estimated BDP = bottleneck rate × propagation RTT ([Caini2004] §3.3.1);
@@ -660,7 +649,6 @@ impl Hybla {
             let bdp = bdp.max(2 * self.mss_bytes);
             self.startup_target_bytes = Some(self.startup_target_bytes.map_or(bdp, |t| t.max(bdp)));
         }
-        closed_round
     }
 
     /// A loss-detection batch (or ECN-CE when `lost_bytes == 0`) for packets up to one sent
