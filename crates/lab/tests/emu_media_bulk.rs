@@ -167,35 +167,6 @@ fn perf_next_to_media_runs_in_real_time_as_in_the_simulator() {
     );
 }
 
-/// The same the other way: 1 Mbit/s of media and a 2 MB perf upload from the client over a
-/// 4 Mbit/s return link (a 1 KB download: real time needs one).
-fn perf_upload_next_to_media() -> String {
-    let text = r#"
-name = "perf-upload-next-to-media"
-duration = "10s"
-[path.forward]
-rate = "10Mbit"
-delay = "25ms"
-[path.return]
-rate = "4Mbit"
-delay = "25ms"
-queue = "300ms"
-[[flow]]
-name = "call"
-cc = "cubic"
-scheduler = "balancer"
-[[flow.app]]
-kind = "media"
-bitrate = "1Mbit"
-direction = "upload"
-[[flow.app]]
-kind = "perf"
-upload = "2MB"
-download = "1KB"
-"#;
-    text.to_owned()
-}
-
 #[test]
 fn a_perf_upload_leaves_uploaded_media_its_room() {
     // quinn's send window is the connection's; a perf writer on its own task that took every
@@ -203,8 +174,20 @@ fn a_perf_upload_leaves_uploaded_media_its_room() {
     // media beside it: 67 of 297 frames cancelled on a 2-core machine where the simulator
     // cancels none (downloads: 162 of 299, the test above). Perf writes in the sender task's
     // turns.
+    // Perf next to media the other way: 1 Mbit/s of media and a 2 MB perf upload from the
+    // client over a 4 Mbit/s return link (a 1 KB download: real time needs one).
+    let overrides = [
+        "path.forward.rate=10Mbit",
+        "path.forward.queue=1bdp",
+        "path.return.rate=4Mbit",
+        "path.return.queue=300ms",
+        "flow.app.0.direction=upload",
+        "flow.app.1.upload=2MB",
+        "flow.app.1.download=1KB",
+    ]
+    .map(String::from);
     let scenario =
-        Scenario::from_toml_str(&perf_upload_next_to_media(), "perf-upload", &[]).unwrap();
+        Scenario::from_toml_str(&perf_next_to_media(), "perf-upload", &overrides).unwrap();
     let (sim, emu) = common::sim_and_emu(&scenario);
     let (sm, em) = (media(&sim), media(&emu));
     assert_eq!(sm.cancelled_frames, 0);

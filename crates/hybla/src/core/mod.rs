@@ -254,8 +254,8 @@ impl Hybla {
     /// (RFC 9959 §3.1): the most bytes acknowledged per base RTT over a stretch of packets the
     /// window limited (`observe_window_limited`), over the last 10 s (`OBSERVATION_WINDOW`;
     /// at most the bottleneck's rate × the base RTT, so a slow-start overshoot does not count,
-    /// §4.1), and the base RTT. `None` while it is below four initial windows (not worth resuming, §3.1)
-    /// or the connection never filled its window.
+    /// §4.1), and the base RTT. `None` while it is below four initial windows (not worth
+    /// resuming, §3.1) or the connection never filled its window.
     pub fn observation(&self) -> Option<SavedPath> {
         let window = self.observed_window.get()? as u64;
         let rtt = self.observed_rtt?;
