@@ -97,6 +97,19 @@ pub(super) const BURST_PIPE_SHARE: f64 = 0.8;
 /// Cubic, media-bulk-competing seed 3).
 pub(super) const COMPETITOR_MEMORY: Duration = Duration::from_secs(60);
 
+/// Busy stretches (see `Balancer::measure_busy_rate`) are kept this long.
+pub(super) const BUSY_RATE_WINDOW: Duration = Duration::from_secs(2);
+
+/// Busy stretches must add up to this much before their rate is used.
+pub(super) const BUSY_RATE_MIN_SPAN: Duration = Duration::from_millis(200);
+
+/// The adaptive media's rate is taken from the busy rate up to this many times what our
+/// connection delivered over the last second. Alone on the link, the busy rate is the
+/// capacity and the delivered rate 87–93 % of it (thesis and RMCAT §5.1 overload periods);
+/// next to another flow a busy stretch can be one in which the other had nothing queued, and
+/// the busy rate then overstates our share.
+pub(super) const BUSY_RATE_MAX_LIFT: f64 = 1.1;
+
 /// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
 /// a share of itself per second.
 pub(super) const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;

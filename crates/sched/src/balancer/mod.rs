@@ -104,9 +104,10 @@ use keyframes::KeyframeClock;
 
 use config::{
     BULK_SLACK_PACKETS, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
-    BURST_PROBE_PACKETS, COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, EMPTY_PATH_PACKETS,
-    FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM,
-    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
+    BURST_PROBE_PACKETS, BUSY_RATE_MAX_LIFT, BUSY_RATE_MIN_SPAN, BUSY_RATE_WINDOW,
+    COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, EMPTY_PATH_PACKETS, FRAME_WINDOW,
+    KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S,
+    MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -182,6 +183,12 @@ pub struct Balancer {
     acked_history: VecDeque<(Duration, u64)>,
     /// The bitrate an adaptive media source is asked for, bit/s.
     media_target_bps: Option<u64>,
+    /// The latest observation whose acknowledged count grew: (time, bytes acknowledged,
+    /// whether its smallest RTT sample showed a queue). See `measure_busy_rate`.
+    last_ack_observation: Option<(Duration, u64, bool)>,
+    /// Stretches between two such observations that both showed a queue, over the last
+    /// [`BUSY_RATE_WINDOW`]: (end, bytes acknowledged in it, its length).
+    busy_stretches: VecDeque<(Duration, u64, Duration)>,
     /// Queue delay at the end of the last round.
     last_queue_delay: Duration,
     /// Delivery rate at the end of the last round (in flight ÷ RTT), bit/s.
@@ -235,6 +242,8 @@ impl Balancer {
             recent_media_acks: VecDeque::new(),
             acked_history: VecDeque::new(),
             media_target_bps: None,
+            last_ack_observation: None,
+            busy_stretches: VecDeque::new(),
             last_queue_delay: Duration::ZERO,
             last_rate_bps: None,
             last_admitted: None,
@@ -331,6 +340,54 @@ impl Balancer {
             }
             _ => 0.0,
         }
+    }
+
+    /// What the bottleneck serves while it is busy: the bytes acknowledged between two
+    /// observations whose RTT samples both showed a queue, over those stretches' time. The
+    /// bottleneck did not idle between them, so the acknowledgements came at its rate
+    /// (packet-train dispersion over every busy stretch, not only a burst's). Unlike
+    /// `delivered_bps` it does not count the link's idle time, so a media target taken from it
+    /// does not ratchet down when the bulk keeps little queue.
+    fn measure_busy_rate(&mut self, view: &TransportView) {
+        if self
+            .last_ack_observation
+            .is_some_and(|(_, acked, _)| acked >= view.acked_bytes)
+        {
+            return;
+        }
+        let rate_bytes_per_s = self.delivered_bps(view) / 8.0;
+        let busy = !view.min_rtt.is_zero()
+            && view.rtt_sample_min.is_some_and(|sample| {
+                sample.saturating_sub(view.min_rtt)
+                    > self.empty_path_tolerance(view, rate_bytes_per_s)
+            });
+        if let Some((since, acked, true)) = self.last_ack_observation
+            && busy
+            && view.now > since
+        {
+            self.busy_stretches
+                .push_back((view.now, view.acked_bytes - acked, view.now - since));
+        }
+        self.last_ack_observation = Some((view.now, view.acked_bytes, busy));
+        while self
+            .busy_stretches
+            .front()
+            .is_some_and(|&(end, _, _)| end + BUSY_RATE_WINDOW <= view.now)
+        {
+            self.busy_stretches.pop_front();
+        }
+    }
+
+    /// The bottleneck's rate while busy (see `measure_busy_rate`), bit/s, once the busy
+    /// stretches of the last [`BUSY_RATE_WINDOW`] add up to [`BUSY_RATE_MIN_SPAN`].
+    fn busy_rate_bps(&self) -> Option<f64> {
+        let (bytes, span) = self
+            .busy_stretches
+            .iter()
+            .fold((0u64, Duration::ZERO), |(b, s), &(_, bytes, span)| {
+                (b + bytes, s + span)
+            });
+        (span >= BUSY_RATE_MIN_SPAN).then(|| bytes as f64 * 8.0 / span.as_secs_f64())
     }
 
     /// The dispersion of our acknowledgements: when packets leave faster than the bottleneck
@@ -484,7 +541,18 @@ impl Balancer {
         // 600 kbit/s, and 37 % of the frames were late after the first 2 s of overload).
         let climb = 1.0 + MEDIA_RATE_CLIMB_PER_S * view.srtt.as_secs_f64();
         self.media_target_bps = if queue_delay > self.config.target / 2 {
-            Some((self.delivered_bps(view) * self.config.media_rate_share) as u64)
+            // The bottleneck's rate while busy, not only what it delivered over the second:
+            // the link idles between the bulk's rounds and the media's frames, and a share of
+            // a rate that counts the idle time held adaptive media at 71–78 % of the capacity
+            // in overload (see `measure_busy_rate`). At most BUSY_RATE_MAX_LIFT above what we
+            // delivered: next to other flows a busy stretch may have been ours alone.
+            let delivered_bps = self.delivered_bps(view);
+            let rate_bps = self
+                .busy_rate_bps()
+                .unwrap_or(0.0)
+                .min(BUSY_RATE_MAX_LIFT * delivered_bps)
+                .max(delivered_bps);
+            Some((rate_bps * self.config.media_rate_share) as u64)
         } else {
             self.media_target_bps.map(|bps| (bps as f64 * climb) as u64)
         };
@@ -709,6 +777,7 @@ impl Scheduler for Balancer {
             self.acked_history.push_back((view.now, view.acked_bytes));
         }
         self.measure_ack_train(view);
+        self.measure_busy_rate(view);
         while self
             .recent_media_acks
             .front()

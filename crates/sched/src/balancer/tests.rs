@@ -773,6 +773,39 @@ fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
     assert_eq!(b.media_target_bps(), Some((600_000.0 * 0.85) as u64));
 }
 
+/// A second at 600 kbit/s with a queue (RTT samples 50 ms above the minimum) whose
+/// acknowledgements stop at `busy_until_ms`, then idle until 1 000 ms, when a round ends
+/// saturated (smoothed RTT 100 ms against a 50 ms minimum).
+fn busy_then_idle(busy_until_ms: u64) -> Balancer {
+    let mut b = Balancer::new(config());
+    for t in (0..=1_000).step_by(10) {
+        let acked = t.min(busy_until_ms) / 10 * 750;
+        let v = TransportView {
+            acked_bytes: acked,
+            ..view(t, 1_000_000, 7_500, 100, 50)
+        };
+        b.observe(&if t <= busy_until_ms { sampled(v, 100) } else { v });
+    }
+    b
+}
+
+#[test]
+fn the_media_target_is_a_share_of_the_bottlenecks_busy_rate_not_of_its_idle_time() {
+    // 71 250 B acknowledged over the second: 570 kbit/s delivered, 600 kbit/s while busy.
+    let b = busy_then_idle(950);
+    let target = b.media_target_bps().unwrap() as f64;
+    assert!((target - 600_000.0 * 0.85).abs() <= 1.0, "{target}");
+}
+
+#[test]
+fn the_busy_rate_lifts_the_media_target_at_most_a_tenth_above_what_was_delivered() {
+    // 60 000 B over the second: 480 kbit/s delivered; 600 kbit/s while busy is more than
+    // 1.1 × that, so the target is 0.85 × 528 kbit/s.
+    let b = busy_then_idle(800);
+    let target = b.media_target_bps().unwrap() as f64;
+    assert!((target - 480_000.0 * 1.1 * 0.85).abs() <= 1.0, "{target}");
+}
+
 #[test]
 fn the_media_target_climbs_by_its_rate_per_second_not_to_what_is_in_flight() {
     let mut b = Balancer::new(config());
