@@ -898,6 +898,29 @@ fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
 }
 
 #[test]
+fn next_to_a_growing_flow_a_loss_at_an_empty_queue_is_congestion_as_for_newreno() {
+    // Competing, the others' growth measured (as in the test above), then the queue empties
+    // for a moment (the neighbour reduced): a loss of a packet that met no queue would be
+    // random alone, but the neighbour halves on its own random losses, so this flow does too.
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    let mut now = t;
+    while now < MS(9000) {
+        let q = MS(50) + Duration::from_secs_f64(0.040 * (now - t).as_secs_f64());
+        h.on_ack(now, now - MS(500) - q, MSS / 2, true);
+        h.on_end_acks(now, 0, false);
+        now += MS(1);
+    }
+    let dip = now;
+    let now = feed(&mut h, dip, dip + MS(20), MSS / 2, |_| Duration::ZERO);
+    assert!(h.competing());
+    let w = h.window();
+    h.on_congestion_event(now, dip + MS(10) - MS(500), false, MSS);
+    assert_eq!(h.loss_tally().congestion_events, 1);
+    assert_eq!(h.window(), w / 2);
+}
+
+#[test]
 fn shared_growth_is_the_mean_since_the_queues_trough_as_for_cubics_cycle() {
     // A Cubic-like competitor: the queue rises 80 ms per second for 2 s after its trough,
     // then stays on a plateau for 4 s. What matches it is its mean growth over the cycle so

@@ -84,6 +84,14 @@ impl Hybla {
         if self.loss_rate() > RANDOM_LOSS_MAX_RATE {
             return LossVerdict::Congestion;
         }
+        // Next to a flow whose window grows (its growth measured from the shared queue), a
+        // loss is congestion wherever it met the queue: that neighbour halves on its own
+        // random losses, and a flow that does not would take its share (reports/
+        // hybla-friendliness §7, K6). A lone flow never measures another's growth, so its
+        // loss tolerance stays.
+        if self.competing() && self.others_growth_bytes_per_s > 0.0 {
+            return LossVerdict::Congestion;
+        }
         // Above the threshold for this path's queue, or, if asked, where the flow's own record
         // shows a fuller queue losing clearly more than an emptier one (an AQM's drops below
         // any threshold, a shallow buffer's top).
