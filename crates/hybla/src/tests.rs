@@ -868,15 +868,12 @@ fn the_loss_share_counts_at_least_200_packets() {
     assert_eq!(h.loss_tally().congestion_events, 0);
 }
 
-#[test]
-fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
-    // Competing (half the declared 1 MB/s through a standing queue) while the queue grows by
-    // 40 ms per second: 40 kB/s of window growth at the bottleneck. With the flow's own window
-    // held (no ACKs grow it between the anchors: the test feeds application-limited ACKs),
-    // all of it is the others': 40 kB/s × RTT (≈ 0.5 s + queue) / 1000 B ≈ 20+ segments per
-    // RTT, where NewReno's would be 1.
-    let mut h = on_known_path(300 * MSS);
-    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+/// Competing (half the declared 1 MB/s through a standing queue) while the queue grows by
+/// 40 ms per second from 1.6 to 9 s: 40 kB/s of window growth at the bottleneck. The flow's
+/// own window is held (application-limited ACKs), so all of it is the others'. Returns the
+/// time after the last ACK.
+fn next_to_a_queue_growing_40_kb_per_s(h: &mut Hybla) -> Duration {
+    let t = feed(h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
     let mut now = t;
     while now < MS(9000) {
         let q = MS(50) + Duration::from_secs_f64(0.040 * (now - t).as_secs_f64());
@@ -884,6 +881,15 @@ fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
         h.on_end_acks(now, 0, false);
         now += MS(1);
     }
+    now
+}
+
+#[test]
+fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
+    // The others add 40 kB/s: 40 kB/s × RTT (≈ 0.5 s + queue) / 1000 B ≈ 20+ segments per
+    // RTT, where NewReno's would be 1.
+    let mut h = on_known_path(300 * MSS);
+    let now = next_to_a_queue_growing_40_kb_per_s(&mut h);
     assert!(h.competing());
     let (w, before) = (h.window(), h.window() as f64 + h.pending_increment_bytes());
     let q = h.queue_delay();
@@ -899,19 +905,11 @@ fn shared_growth_matches_what_the_other_flows_add_to_the_queue() {
 
 #[test]
 fn next_to_a_growing_flow_a_loss_at_an_empty_queue_is_congestion_as_for_newreno() {
-    // Competing, the others' growth measured (as in the test above), then the queue empties
-    // for a moment (the neighbour reduced): a loss of a packet that met no queue would be
-    // random alone, but the neighbour halves on its own random losses, so this flow does too.
+    // Competing, the others' growth measured, then the queue empties for a moment (the
+    // neighbour reduced): a loss of a packet that met no queue would be random alone, but the
+    // neighbour halves on its own random losses, so this flow does too.
     let mut h = on_known_path(300 * MSS);
-    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
-    let mut now = t;
-    while now < MS(9000) {
-        let q = MS(50) + Duration::from_secs_f64(0.040 * (now - t).as_secs_f64());
-        h.on_ack(now, now - MS(500) - q, MSS / 2, true);
-        h.on_end_acks(now, 0, false);
-        now += MS(1);
-    }
-    let dip = now;
+    let dip = next_to_a_queue_growing_40_kb_per_s(&mut h);
     let now = feed(&mut h, dip, dip + MS(20), MSS / 2, |_| Duration::ZERO);
     assert!(h.competing());
     let w = h.window();

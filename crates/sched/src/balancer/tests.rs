@@ -784,7 +784,11 @@ fn busy_then_idle(busy_until_ms: u64) -> Balancer {
             acked_bytes: acked,
             ..view(t, 1_000_000, 7_500, 100, 50)
         };
-        b.observe(&if t <= busy_until_ms { sampled(v, 100) } else { v });
+        b.observe(&if t <= busy_until_ms {
+            sampled(v, 100)
+        } else {
+            v
+        });
     }
     b
 }
