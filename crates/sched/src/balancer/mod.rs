@@ -544,8 +544,8 @@ impl Balancer {
             // The bottleneck's rate while busy, not only what it delivered over the second:
             // the link idles between the bulk's rounds and the media's frames, and a share of
             // a rate that counts the idle time held adaptive media at 71–78 % of the capacity
-            // in overload (see `measure_busy_rate`). At most BUSY_RATE_MAX_LIFT above what we
-            // delivered: next to other flows a busy stretch may have been ours alone.
+            // in overload (see `measure_busy_rate`). At most `BUSY_RATE_MAX_LIFT` times what
+            // we delivered: next to other flows a busy stretch may have been ours alone.
             let delivered_bps = self.delivered_bps(view);
             let rate_bps = self
                 .busy_rate_bps()
