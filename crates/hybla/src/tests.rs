@@ -1240,6 +1240,15 @@ fn the_observation_is_the_window_limited_pipe_and_the_base_rtt() {
     assert_eq!(observed(true).observation(), None);
 }
 
+/// The saved window is what 1 MB/s delivers in the 500 ms round trip (±1 %).
+fn assert_saved_one_rtt_at_1_mb_per_s(h: &Hybla) {
+    let saved = h.observation().expect("the window limited sending");
+    assert!(
+        (495_000..=505_000).contains(&saved.saved_cwnd_bytes),
+        "{saved:?}"
+    );
+}
+
 #[test]
 fn the_observation_is_one_rtt_at_full_rate_including_the_acks_after_the_data_ran_out() {
     // RFC 9959 §3.1: "the volume of data acknowledged in one RTT". A short transfer on a
@@ -1265,11 +1274,7 @@ fn the_observation_is_one_rtt_at_full_rate_including_the_acks_after_the_data_ran
         h.on_end_acks(now, 0, true);
         now += MS(2);
     }
-    let saved = h.observation().expect("the window limited sending");
-    assert!(
-        (495_000..=505_000).contains(&saved.saved_cwnd_bytes),
-        "{saved:?}"
-    );
+    assert_saved_one_rtt_at_1_mb_per_s(&h);
 }
 
 #[test]
@@ -1293,11 +1298,7 @@ fn acks_bunched_faster_than_the_packets_were_sent_do_not_raise_the_observation()
         now += MS(1);
         sent += MS(2);
     }
-    let saved = h.observation().expect("the window limited sending");
-    assert!(
-        (495_000..=505_000).contains(&saved.saved_cwnd_bytes),
-        "{saved:?}"
-    );
+    assert_saved_one_rtt_at_1_mb_per_s(&h);
 }
 
 #[test]

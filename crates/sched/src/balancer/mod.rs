@@ -355,11 +355,10 @@ impl Balancer {
         {
             return;
         }
-        let rate_bytes_per_s = self.delivered_bps(view) / 8.0;
+        // The tolerance reads the delivered rate itself: no round rate to add.
         let busy = !view.min_rtt.is_zero()
             && view.rtt_sample_min.is_some_and(|sample| {
-                sample.saturating_sub(view.min_rtt)
-                    > self.empty_path_tolerance(view, rate_bytes_per_s)
+                sample.saturating_sub(view.min_rtt) > self.empty_path_tolerance(view, 0.0)
             });
         if let Some((since, acked, true)) = self.last_ack_observation
             && busy
