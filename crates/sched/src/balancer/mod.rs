@@ -197,6 +197,9 @@ pub struct Balancer {
     last_admitted: Option<Duration>,
     /// Smallest RTT sample this round.
     round_min_sample: Option<Duration>,
+    /// Every RTT sample this round, as queue delay (above the minimum RTT): their median
+    /// says whether the round ran at an empty path (see `hold_queue_to_target`).
+    round_queue_samples: Vec<Duration>,
     /// The last round's smallest RTT sample.
     last_round_min_sample: Option<Duration>,
     /// Consecutive rounds whose smallest RTT sample showed more than
@@ -208,7 +211,7 @@ pub struct Balancer {
     keyframes: KeyframeClock,
     /// Rounds in a row in which the bulk used its cap (which the controller's window may have
     /// lowered) and the queue stayed empty (within [`Self::empty_path_tolerance`] in the
-    /// smoothed RTT and the latest sample): each grew twice as much as the one before. While the controller's
+    /// smoothed RTT, the latest sample and the round's median sample): each grew twice as much as the one before. While the controller's
     /// window is the limit the count runs on, so the cap keeps pace once that window grows.
     empty_rounds: u32,
     /// Rechecks in a row that found the competitor still there (see `end_drain`).
@@ -248,6 +251,7 @@ impl Balancer {
             last_rate_bps: None,
             last_admitted: None,
             round_min_sample: None,
+            round_queue_samples: Vec::new(),
             last_round_min_sample: None,
             rounds_with_standing_queue: 0,
             latest_rtt_sample: None,
@@ -663,12 +667,19 @@ impl Balancer {
             let from = self.window_bytes.max(self.media_pipe_bytes(view) as u64) as f64;
             // Where the path stayed empty round after round, each round's growth doubles the
             // last: the link has more room than a target's worth, and one target per round
-            // takes 17 rounds (11 s at GEO) to triple.
+            // takes 17 rounds (11 s at GEO) to triple. Empty in the smoothed RTT, the latest
+            // sample and the median of the round's samples: the smoothed RTT lags a round and
+            // the bulk's pause before each keyframe empties the queue for a moment, so on
+            // media-bulk-geo after the rise from 2 to 6 Mbit/s a round whose samples sat
+            // 25 ms above the minimum (median; 34 ms at the 90th percentile) read 9 ms in the
+            // smoothed RTT and 1 ms in its last sample, counted as empty, and grew by four
+            // targets: 150 ms of queue a round later, and 33 frames late (Cubic, seed 5).
             let empty_below = self.empty_path_tolerance(view, rate_bytes_per_s);
             let empty = queue_delay < empty_below
                 && self
                     .latest_rtt_sample
-                    .is_some_and(|s| s.saturating_sub(view.min_rtt) < empty_below);
+                    .is_some_and(|s| s.saturating_sub(view.min_rtt) < empty_below)
+                && self.round_median_queue().is_none_or(|q| q < empty_below);
             self.empty_rounds = if empty { grew.saturating_add(1) } else { 0 };
             let targets = 2f64.powi(self.empty_rounds.saturating_sub(1).min(16) as i32);
             let grown = (from * growth).min(from + rate_bytes_per_s * target * targets);
@@ -684,6 +695,16 @@ impl Balancer {
             };
             self.window_bytes = (grown.max(measured) as u64).max(floor);
         }
+    }
+
+    /// The median of this round's queue readings (RTT samples above the minimum RTT).
+    fn round_median_queue(&mut self) -> Option<Duration> {
+        let middle = self.round_queue_samples.len() / 2;
+        if self.round_queue_samples.is_empty() {
+            return None;
+        }
+        let (_, median, _) = self.round_queue_samples.select_nth_unstable(middle);
+        Some(*median)
     }
 
     /// How far above the minimum RTT the path still counts as empty: a quarter target, or
@@ -792,6 +813,8 @@ impl Scheduler for Balancer {
         if let Some(sample) = view.rtt_sample_min {
             self.latest_rtt_sample = Some(sample);
             self.round_min_sample = Some(self.round_min_sample.map_or(sample, |m| m.min(sample)));
+            self.round_queue_samples
+                .push(sample.saturating_sub(view.min_rtt));
         }
         if let Mode::Draining {
             give_up_at,
@@ -857,6 +880,7 @@ impl Scheduler for Balancer {
                 // The round restarts from here: what the drain let out says nothing.
                 self.round_end = None;
                 self.round_max_in_flight = 0;
+                self.round_queue_samples.clear();
             }
         }
         match self.round_end {
@@ -866,6 +890,7 @@ impl Scheduler for Balancer {
                 self.round_burst_bps = 0.0;
                 self.round_max_in_flight = view.in_flight_bytes;
                 self.round_min_sample = None;
+                self.round_queue_samples.clear();
                 self.round_end = Some(view.now + view.srtt.max(Duration::from_millis(1)));
             }
             _ => {}

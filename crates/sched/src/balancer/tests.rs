@@ -100,6 +100,27 @@ fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
 }
 
 #[test]
+fn a_round_whose_samples_mostly_show_a_queue_is_not_empty_whatever_its_last_sample_says() {
+    // GEO as above. Round 1 is empty and adds one target of rate.
+    let mut b = Balancer::new(config());
+    b.observe(&sampled(view(0, 1_000_000, 300_000, 600, 600), 600));
+    b.window_bytes = 300_000;
+    b.observe(&sampled(view(600, 1_000_000, 300_000, 600, 600), 600));
+    assert_eq!(b.window_bytes(), 312_500);
+    // Round 2: the smoothed RTT and the last sample at the minimum, but three of its four
+    // samples 10 ms above it (more than the quarter target, 6.25 ms): not empty, so one
+    // target again, not two.
+    for now_ms in [800, 950, 1_100] {
+        b.observe(&sampled(view(now_ms, 1_000_000, 312_500, 600, 600), 610));
+    }
+    b.observe(&sampled(view(1_200, 1_000_000, 312_500, 600, 600), 600));
+    assert_eq!(b.window_bytes(), 312_500 + 312_500 * 25 / 600);
+    // Round 3 at the minimum throughout is the first of a new run: one target.
+    b.observe(&sampled(view(1_800, 1_000_000, 325_520, 600, 600), 600));
+    assert_eq!(b.window_bytes(), 325_520 + 325_520 * 25 / 600);
+}
+
+#[test]
 fn at_a_low_rate_one_packet_of_serialization_above_the_minimum_still_counts_as_empty() {
     // A 40 ms target: its quarter is 10 ms. 48 kB over 640 ms is 75 kB/s, 600 kbit/s, so a
     // 1 200-byte packet is 16 ms; the tolerance is 1.5 packets, 24 ms.
