@@ -121,6 +121,32 @@ fn a_round_whose_samples_mostly_show_a_queue_is_not_empty_whatever_its_last_samp
 }
 
 #[test]
+fn two_caps_behind_the_same_queue_converge_by_the_fairness_increment() {
+    // Two connections share a queue of 40 ms over a 100 ms minimum RTT (target 25 ms, so a
+    // mild excess: at most two targets), one with 60 kB out, the other with 15 kB. Little's
+    // law alone scales both by 125 / 140 and keeps the ratio at 4; the increment,
+    // 0.5 × √(rate × 0.1 s × 1 200 B), is twice as large for a rate four times as large.
+    let after_one_round = |in_flight: u64| {
+        let mut b = Balancer::new(config());
+        b.observe(&view(0, 1_000_000, in_flight, 140, 100));
+        b.observe(&view(140, 1_000_000, in_flight, 140, 100));
+        b.window_bytes()
+    };
+    let scaled = |in_flight: f64| in_flight * 125.0 / 140.0;
+    let increment = |in_flight: f64| 0.5 * (in_flight / 0.14 * 0.1 * 1_200.0).sqrt();
+    let large = after_one_round(60_000);
+    let small = after_one_round(15_000);
+    assert_eq!(large, (scaled(60_000.0) + increment(60_000.0)) as u64);
+    assert_eq!(small, (scaled(15_000.0) + increment(15_000.0)) as u64);
+    assert!((large as f64 / small as f64) < 3.8);
+    // A larger excess (a drop's backlog, an overload) gets Little's law alone.
+    let mut b = Balancer::new(config());
+    b.observe(&view(0, 1_000_000, 60_000, 160, 100));
+    b.observe(&view(160, 1_000_000, 60_000, 160, 100));
+    assert_eq!(b.window_bytes(), 60_000 * 125 / 160);
+}
+
+#[test]
 fn at_a_low_rate_one_packet_of_serialization_above_the_minimum_still_counts_as_empty() {
     // A 40 ms target: its quarter is 10 ms. 48 kB over 640 ms is 75 kB/s, 600 kbit/s, so a
     // 1 200-byte packet is 16 ms; the tolerance is 1.5 packets, 24 ms.
@@ -685,8 +711,10 @@ fn on_a_saturated_path_media_may_have_only_what_it_delivers_in_flight() {
     }
     b.observe(&view(1_100, 1_000_000, 7_500, 100, 50));
     assert!(!b.media_satisfied());
-    // 75 000 B/s × (50 + 25) ms.
-    assert_eq!(b.send_window().unwrap().media_bytes, 5_625);
+    // 75 000 B/s × (50 + 25) ms = 5 625 B, but never below the bulk's cap. Each of the two
+    // rounds scaled that cap by Little's law (× 75 / 100) and added the fairness increment,
+    // 0.5 × √(75 000 B/s × 0.1 s × 1 200 B) = 1 500 B: 7 500 → 7 125 → 6 843.
+    assert_eq!(b.send_window().unwrap().media_bytes, 6_843);
     // Served again, and the path still saturated: what it delivers plus the largest
     // frame, so a keyframe goes whole (and not its own pipe of 2 Mbit/s × 50 ms × 1.25 +
     // a frame: 650 ms of queue at this rate).
