@@ -13,13 +13,17 @@
 //!   40 ms ([`BalancerConfig::target`]).
 //! - **A window, not a rate, sized from the path** (Little's law): bytes in flight ÷ RTT is
 //!   the delivery rate, so the in-flight cap that leaves `target` of queue is
-//!   `in_flight × (min_rtt + target) / (min_rtt + queue_delay)`. One update per smoothed RTT
+//!   `in_flight × (min_rtt + target) / (min_rtt + queue_delay)`, plus, while the excess is at
+//!   most another target, an increment that grows with the square root of the rate: with it
+//!   two of our connections behind one queue converge to equal shares instead of keeping
+//!   whatever split they reached (`fairness_increment_bytes`). One update per smoothed RTT
 //!   moves the queue to the target in one round, on a LEO path or a GEO one alike; below the
 //!   target the cap grows by the same law, at most ×1.25 and at most one target's worth of
 //!   the delivery rate per round (the bulk regains capacity in a few rounds, not seconds of
 //!   fixed steps, and one round's growth never becomes more queue than the target: on a GEO
 //!   path ×1.25 alone would add 150 ms) — twice that after a round in which the path stayed
-//!   empty, four times after two, up to ×1.25, so that capacity that tripled is found in
+//!   empty (in the smoothed RTT, the latest sample and the median of the round's samples),
+//!   four times after two, up to ×1.25, so that capacity that tripled is found in
 //!   about six GEO rounds instead of seventeen. When a train of our packets (a keyframe, a
 //!   cap that just grew) comes back faster than we deliver, the bottleneck has said its rate,
 //!   and the cap goes to most of that pipe at once (packet-train dispersion; a GEO rise from
