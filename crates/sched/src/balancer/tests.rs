@@ -82,15 +82,21 @@ fn no_queue_grows_the_cap_by_the_factor_or_one_target_of_rate_up_to_the_controll
     assert_eq!(b.window_bytes(), 312_500);
 }
 
-#[test]
-fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
-    // GEO as above, every round window-limited, the smoothed RTT and the latest sample at the
-    // minimum: round 1 adds one target of rate, round 2 two targets.
+/// GEO as above, window-limited, after one round at an empty path (the smoothed RTT and the
+/// samples at the minimum), which added one target of rate: 300 kB → 312.5 kB.
+fn geo_after_one_empty_round() -> Balancer {
     let mut b = Balancer::new(config());
     b.observe(&sampled(view(0, 1_000_000, 300_000, 600, 600), 600));
     b.window_bytes = 300_000;
     b.observe(&sampled(view(600, 1_000_000, 300_000, 600, 600), 600));
     assert_eq!(b.window_bytes(), 312_500);
+    b
+}
+
+#[test]
+fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
+    // Round 2, empty too, adds two targets.
+    let mut b = geo_after_one_empty_round();
     b.observe(&sampled(view(1_200, 1_000_000, 312_500, 600, 600), 600));
     // 312.5 kB / 0.6 s × 25 ms × 2 = 26 041.67 B.
     assert_eq!(b.window_bytes(), 312_500 + 26_041);
@@ -101,12 +107,7 @@ fn each_round_the_path_stays_empty_grows_twice_as_much_as_the_one_before() {
 
 #[test]
 fn a_round_whose_samples_mostly_show_a_queue_is_not_empty_whatever_its_last_sample_says() {
-    // GEO as above. Round 1 is empty and adds one target of rate.
-    let mut b = Balancer::new(config());
-    b.observe(&sampled(view(0, 1_000_000, 300_000, 600, 600), 600));
-    b.window_bytes = 300_000;
-    b.observe(&sampled(view(600, 1_000_000, 300_000, 600, 600), 600));
-    assert_eq!(b.window_bytes(), 312_500);
+    let mut b = geo_after_one_empty_round();
     // Round 2: the smoothed RTT and the last sample at the minimum, but three of its four
     // samples 10 ms above it (more than the quarter target, 6.25 ms): not empty, so one
     // target again, not two.
