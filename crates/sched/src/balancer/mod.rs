@@ -216,8 +216,9 @@ pub struct Balancer {
     keyframes: KeyframeClock,
     /// Rounds in a row in which the bulk used its cap (which the controller's window may have
     /// lowered) and the queue stayed empty (within [`Self::empty_path_tolerance`] in the
-    /// smoothed RTT, the latest sample and the round's median sample): each grew twice as much as the one before. While the controller's
-    /// window is the limit the count runs on, so the cap keeps pace once that window grows.
+    /// smoothed RTT, the latest sample and the round's median sample): each grew twice as
+    /// much as the one before. While the controller's window is the limit the count runs on,
+    /// so the cap keeps pace once that window grows.
     empty_rounds: u32,
     /// Rechecks in a row that found the competitor still there (see `end_drain`).
     competitor_rechecks: u32,
@@ -767,7 +768,6 @@ impl Balancer {
     }
 }
 
-/// The bytes of the (time, bytes) records of the last [`FRAME_WINDOW`] before `now`.
 /// The increment added to the cap at each decrease of the delay mode, for a connection
 /// delivering `rate_bytes_per_s`: [`FAIRNESS_INCREMENT_SHARE`] × √(rate ×
 /// [`FAIRNESS_TIMESCALE`] × MTU).
@@ -777,8 +777,8 @@ impl Balancer {
 /// share of each connection's own rate. Both keep the ratio of two caps, so any split of the
 /// link is a fixed point, and which connection ends up starved is chance: in rmcat-5.2 (two
 /// connections, each with adaptive media and a bulk transfer) the Jain index was 0.66, and
-/// in 3 of 60 seeds per controller one connection's media collapsed (30–52 % of the capacity
-/// for both media together, 59–100 % of its frames late after a drop). With an increment c
+/// in 3 of 60 seeds per controller one connection's media collapsed (both media together at
+/// 30–52 % of the capacity in overload, 59–100 % of the frames late after its first 2 s). With an increment c
 /// added after the scaling, a cap holds where cap × (1 − scale) = c, and 1 − scale is the
 /// same for every connection: caps in proportion to their increments. Since the increment
 /// grows only with the square root of the rate, the one split where cap ∝ rate ∝ √rate is the
@@ -790,6 +790,7 @@ fn fairness_increment_bytes(rate_bytes_per_s: f64, mtu_bytes: u64) -> f64 {
         * (rate_bytes_per_s.max(0.0) * FAIRNESS_TIMESCALE.as_secs_f64() * mtu_bytes as f64).sqrt()
 }
 
+/// The bytes of the (time, bytes) records of the last [`FRAME_WINDOW`] before `now`.
 fn bytes_in_frame_window(records: &VecDeque<(Duration, u64)>, now: Duration) -> u64 {
     records
         .iter()
