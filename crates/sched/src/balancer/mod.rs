@@ -640,6 +640,8 @@ impl Balancer {
         let floor = self.floor_bytes(view);
         let base = view.min_rtt.as_secs_f64();
         let target = self.config.target.as_secs_f64();
+        // The round's delivery rate: what was out over the smoothed RTT.
+        let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
         let grew = self.empty_rounds;
         self.empty_rounds = 0;
         if !self.media_satisfied() {
@@ -654,7 +656,7 @@ impl Balancer {
             // (see `fairness_increment_bytes`): what makes two of our connections converge.
             let increment = if queue_delay <= self.config.target.mul_f64(FAIRNESS_MAX_QUEUE_TARGETS)
             {
-                fairness_increment_bytes(used as f64 / view.srtt.as_secs_f64(), view.mtu_bytes)
+                fairness_increment_bytes(rate_bytes_per_s, view.mtu_bytes)
             } else {
                 0.0
             };
@@ -677,7 +679,6 @@ impl Balancer {
             // ten seconds of rounds on a GEO path after every overload. Its rate, not what it
             // has out at the moment: a keyframe in flight is no room for bulk, and the
             // smoothed RTT after an overload still holds the old queue.
-            let rate_bytes_per_s = used as f64 / view.srtt.as_secs_f64();
             let from = self.window_bytes.max(self.media_pipe_bytes(view) as u64) as f64;
             // Where the path stayed empty round after round, each round's growth doubles the
             // last: the link has more room than a target's worth, and one target per round
