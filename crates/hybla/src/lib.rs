@@ -43,6 +43,7 @@
 //! behind the loss classifier are internal; their values are documented in the source.
 
 mod core;
+mod elastic;
 mod loss_by_queue;
 mod min_filter;
 mod queue;

@@ -840,6 +840,52 @@ fn a_window_that_no_longer_makes_its_clear_queue_stops_counting_the_link_as_full
     assert!((after_a_budget - 1.0).abs() < 1e-3, "{after_a_budget}");
 }
 
+/// A pipe-aware core on a 40 ms path (ρ = 1.6) with no declared capacity, past start-up at
+/// 200 segments, whose link delivers whatever its window sends (one ACK frame per ms, the
+/// window's worth per 40 ms), with the RTT samples `jitter(t)` above the path for 3 s.
+/// Returns the window at the end.
+fn window_after_3_s_on_a_link_with_room(jitter: impl Fn(u64) -> u64) -> u64 {
+    let params = HyblaParams {
+        initial_ssthresh: InitialSsthresh::Bytes(200 * MSS),
+        initial_window_bytes: 200 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    h.set_rho_for_test(1.6);
+    for ms in 1000..4000 {
+        let now = MS(ms);
+        let bytes = h.window() / 40;
+        h.on_ack(now, now - MS(40) - MS(jitter(ms)), bytes, false);
+        h.on_end_acks(now, h.window(), false);
+    }
+    h.window()
+}
+
+#[test]
+fn under_jitter_a_window_whose_rate_follows_it_grows_by_a_share_of_itself_per_round() {
+    // Spikes of 20 ms for 30 ms of every 150 ms: longer than the filter window, gone within
+    // a round. The queue reading is noise, and the delay rules (a queue at the budget: one
+    // segment per RTT) would hold the window near where it is; the rate follows the window,
+    // so it grows by ELASTIC_GAIN_PER_ROUND per round once that shows (a span of 4 rounds
+    // compared with one 10 % smaller).
+    let noisy = window_after_3_s_on_a_link_with_room(|t| if t % 150 < 30 { 20 } else { 0 });
+    // Without the jitter the delay rules apply: below the measured pipe nothing stands in
+    // the way of ρ² = 2.56 segments per RTT, at most 75 rounds × 2.56 segments more.
+    let quiet = window_after_3_s_on_a_link_with_room(|_| 0);
+    assert!(
+        quiet <= 200 * MSS + (75.0 * 2.56 * MSS as f64) as u64 + MSS,
+        "{quiet}"
+    );
+    // 1.035 per round for most of the 75 rounds (the first comparison waits for 10 % more
+    // window), and never more than 1.035 per round.
+    let most = (200 * MSS) as f64 * 1.035f64.powi(40);
+    let at_most = (200 * MSS) as f64 * 1.035f64.powi(76);
+    assert!(
+        noisy as f64 > most && (noisy as f64) < at_most,
+        "noisy {noisy}, quiet {quiet}, bounds {most:.0}–{at_most:.0}"
+    );
+}
+
 #[test]
 fn the_loss_share_counts_at_least_200_packets() {
     // 30 ms rounds of 25 packets with two random losses each (a 2 % share over 200 packets

@@ -5,8 +5,9 @@
 use crate::resume::ResumePhase;
 
 use super::params::{
-    CompetingGrowth, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh, MAX_WINDOW_BYTES,
-    OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND, SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
+    CompetingGrowth, ELASTIC_GAIN_PER_ROUND, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh,
+    MAX_WINDOW_BYTES, NOISE_HOLD, OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND, SHORT_RATE_SHARE,
+    STARTUP_GAIN_PER_ROUND,
 };
 use super::{Hybla, Phase, QUINN_PACER_GAIN};
 
@@ -45,7 +46,24 @@ impl Hybla {
     /// Congestion-avoidance increment for `bytes` acknowledged: W += ρ²/W per MSS (eq. 9),
     /// i.e. ρ²·MSS·bytes/cwnd in bytes; with `PipeAware`, nothing while a queue of the flow's
     /// own stands, and the [`CompetingGrowth`] rule while the bottleneck is shared.
+    ///
+    /// With `PipeAware`, under noise the delay cannot say whether the link is full, the rate can: while more
+    /// window delivers more ([`Self::grows_elastically`]), the window grows by at least
+    /// [`ELASTIC_GAIN_PER_ROUND`] of itself per round, whatever the rules above say. Also
+    /// against the competing rule: on a noisy path the share that found a competitor is read
+    /// against a capacity the path may no longer have (a LEO handover), and next to a real
+    /// competitor the rule stops by itself.
     fn ca_increment(&mut self, rho: f64, bytes: f64) -> f64 {
+        let by_rule = self.rule_increment(rho, bytes);
+        if self.params.growth == Growth::PipeAware && self.grows_elastically() {
+            by_rule.max(ELASTIC_GAIN_PER_ROUND * bytes)
+        } else {
+            by_rule
+        }
+    }
+
+    /// [`Self::ca_increment`] by the delay-based rules alone.
+    fn rule_increment(&mut self, rho: f64, bytes: f64) -> f64 {
         let queue = self.queue_at_budget();
         let pipe = self.growth_pipe_bytes();
         let above_pipe_quietly = self.params.growth == Growth::PipeAware
@@ -97,6 +115,26 @@ impl Hybla {
             Growth::PipeAware => rho * rho,
         };
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
+    }
+
+    /// Whether the window grows by [`ELASTIC_GAIN_PER_ROUND`]: the queue reading was noise
+    /// within [`NOISE_HOLD`] and the last comparison of rate and window (the crate's `elastic`
+    /// module) found the rate following the window. Held past the noise: a LEO handover's
+    /// delay spike is an excursion that stands for rounds, and the noise share fell below
+    /// its bar for 5 s after each one, just when the halved window needed to regrow
+    /// (`leo-starlink`, seeds 1–4: worst recovery after a reconfiguration 6.1–7.9 s without
+    /// the hold, 3.0–4.8 s with it). Next to another flow at a full link the flow's rate
+    /// follows its window only by the other's share (d ln rate ÷ d ln window = 1 − own
+    /// share), so the rule stops by itself below [`MIN_ELASTICITY`]'s complement, 40 % of
+    /// the link.
+    ///
+    /// [`MIN_ELASTICITY`]: crate::elastic::MIN_ELASTICITY
+    fn grows_elastically(&self) -> bool {
+        let noisy = self.queue.noisy()
+            || self
+                .noisy_seen_at
+                .is_some_and(|t| self.now <= t + NOISE_HOLD);
+        noisy && self.elastic.elastic()
     }
 
     /// The probe's growth above the pipe for `bytes` acknowledged: one segment per RTT when it

@@ -22,6 +22,7 @@ pub(super) const QUINN_PACER_GAIN: (u64, u64) = (5, 4);
 /// the window, so three leave the pacer in charge and one more is margin.
 const JUMP_TAIL_HEADROOM_PACKETS: u64 = 4;
 
+use crate::elastic::ElasticWindow;
 use crate::loss_by_queue::LossByQueue;
 use crate::min_filter::{WindowedMax, WindowedMin};
 use crate::queue::QueueMonitor;
@@ -55,6 +56,8 @@ pub enum Phase {
 /// The Hybla state machine.
 #[derive(Debug, Clone)]
 pub struct Hybla {
+    elastic: ElasticWindow,
+    noisy_seen_at: Option<Duration>,
     params: HyblaParams,
     mss_bytes: u64,
     cwnd_bytes: u64,
@@ -169,6 +172,8 @@ impl Hybla {
         };
         let cwnd_bytes = params.initial_window_bytes.max(2 * mss_bytes);
         Self {
+            elastic: ElasticWindow::default(),
+            noisy_seen_at: None,
             resume: params
                 .careful_resume
                 .map(|resume| CarefulResume::new(resume, cwnd_bytes, mss_bytes)),
@@ -271,6 +276,7 @@ impl Hybla {
     pub(super) fn mark_reduced(&mut self, now: Duration) {
         self.reduced_at = Some(now);
         self.probe_segments_per_rtt = None;
+        self.elastic.restart();
     }
 
     fn apply_resume(&mut self, now: Duration, command: Option<ResumeCommand>) {
@@ -553,6 +559,13 @@ impl Hybla {
                     Duration::from_secs_f64(self.mss_bytes as f64 / c)
                 });
             let frame_bytes = std::mem::take(&mut self.frame_bytes);
+            self.elastic.on_frame(
+                now,
+                base,
+                frame_bytes,
+                self.cwnd_bytes,
+                !self.round_limited_elsewhere,
+            );
             let packets = frame_bytes as f64 / self.mss_bytes as f64;
             self.packets_per_frame += (packets - self.packets_per_frame) / 8.0;
             // The flow's own queue: a couple of packets, plus the burst each ACK frame releases
@@ -577,6 +590,9 @@ impl Hybla {
                 let queue = &self.queue;
                 self.loss_by_queue
                     .settle(now, settled, |sent| queue.at_send_time(sent, base));
+            }
+            if self.queue.noisy() {
+                self.noisy_seen_at = Some(now);
             }
             queue_now = self.queue.reading() >= self.queue.budget();
             if self.queue_at_budget() {
