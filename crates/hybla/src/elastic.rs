@@ -103,8 +103,6 @@ impl ElasticWindow {
         }
         let rate_growth = span.rate_bytes_per_s / anchor.rate_bytes_per_s.max(1.0) - 1.0;
         let followed = rate_growth >= MIN_ELASTICITY * window_growth;
-        // One span that did not follow is not yet an answer: the rate of a span swings by a
-        // tenth with where jitter's stalls fall.
         // One comparison decides: waiting for a second to agree (against the rate's noise)
         // cost leo-starlink 4–8 Mbit/s, and keeping the answer through one that disagreed
         // took more queue drops on the 30 ms jitter paths.
@@ -143,7 +141,7 @@ mod tests {
         // 20 % more window, 20 % more rate: below the capacity.
         span(&mut e, &mut t, 6e6, 240_000);
         assert!(e.elastic());
-        // 20 % more window, 5 % more rate: the link is full (5 < half of 20).
+        // 20 % more window, 5 % more rate: the link is full (5 < 0.6 × 20).
         span(&mut e, &mut t, 6.3e6, 288_000);
         assert!(!e.elastic());
     }

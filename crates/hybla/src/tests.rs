@@ -866,8 +866,8 @@ fn under_jitter_a_window_whose_rate_follows_it_grows_by_a_share_of_itself_per_ro
     // Spikes of 20 ms for 30 ms of every 150 ms: longer than the filter window, gone within
     // a round. The queue reading is noise, and the delay rules (a queue at the budget: one
     // segment per RTT) would hold the window near where it is; the rate follows the window,
-    // so it grows by ELASTIC_GAIN_PER_ROUND per round once that shows (a span of 4 rounds
-    // compared with one 10 % smaller).
+    // so it grows by ELASTIC_GAIN_PER_ROUND per round once that shows (a span of 200 ms
+    // compared with one of a 10 % smaller window).
     let noisy = window_after_3_s_on_a_link_with_room(|t| if t % 150 < 30 { 20 } else { 0 });
     // Without the jitter the delay rules apply: below the measured pipe nothing stands in
     // the way of ρ² = 2.56 segments per RTT, at most 75 rounds × 2.56 segments more.

@@ -47,12 +47,12 @@ impl Hybla {
     /// i.e. ρ²·MSS·bytes/cwnd in bytes; with `PipeAware`, nothing while a queue of the flow's
     /// own stands, and the [`CompetingGrowth`] rule while the bottleneck is shared.
     ///
-    /// With `PipeAware`, under noise the delay cannot say whether the link is full, the rate can: while more
-    /// window delivers more ([`Self::grows_elastically`]), the window grows by at least
-    /// [`ELASTIC_GAIN_PER_ROUND`] of itself per round, whatever the rules above say. Also
-    /// against the competing rule: on a noisy path the share that found a competitor is read
-    /// against a capacity the path may no longer have (a LEO handover), and next to a real
-    /// competitor the rule stops by itself.
+    /// With `PipeAware`, under noise the delay cannot say whether the link is full, the rate
+    /// can: while more window delivers more ([`Self::grows_elastically`]), the window grows by
+    /// at least [`ELASTIC_GAIN_PER_ROUND`] of itself per round, whatever the rules above say.
+    /// Also against the competing rule: on a noisy path the share that found a competitor is
+    /// read against a capacity the path may no longer have (a LEO handover), and next to a
+    /// real competitor the rule stops by itself.
     fn ca_increment(&mut self, rho: f64, bytes: f64) -> f64 {
         let by_rule = self.rule_increment(rho, bytes);
         if self.params.growth == Growth::PipeAware && self.grows_elastically() {

@@ -56,12 +56,14 @@ pub enum Phase {
 /// The Hybla state machine.
 #[derive(Debug, Clone)]
 pub struct Hybla {
-    elastic: ElasticWindow,
-    noisy_seen_at: Option<Duration>,
     params: HyblaParams,
     mss_bytes: u64,
     cwnd_bytes: u64,
     ssthresh_bytes: u64,
+    /// Whether more window still buys more delivery rate (the growth signal under noise).
+    elastic: ElasticWindow,
+    /// When the queue reading was last noisy (for `NOISE_HOLD`).
+    noisy_seen_at: Option<Duration>,
     /// Fractional bytes of window increase not yet applied (\[Cavallotti2024\]'s increment_frac_sum).
     carry_bytes: f64,
     rho: f64,
