@@ -840,38 +840,42 @@ fn a_window_that_no_longer_makes_its_clear_queue_stops_counting_the_link_as_full
     assert!((after_a_budget - 1.0).abs() < 1e-3, "{after_a_budget}");
 }
 
-/// A pipe-aware core on a 40 ms path (ρ = 1.6) with no declared capacity, past start-up at
-/// 200 segments, whose link delivers whatever its window sends (one ACK frame per ms, the
-/// window's worth per 40 ms), with the RTT samples `jitter(t)` above the path for 3 s.
-/// Returns the window at the end.
-fn window_after_3_s_on_a_link_with_room(jitter: impl Fn(u64) -> u64) -> u64 {
+/// A pipe-aware core on a path of `rtt_ms` (ρ = `rtt_ms` ÷ 25) with no declared capacity,
+/// past start-up at 200 segments, whose link delivers whatever its window sends (one ACK
+/// frame per ms, the window's worth per RTT), with the RTT samples `jitter(t)` above the path
+/// for 3 s. Returns the window at the end.
+fn window_after_3_s_on_a_link_with_room(rtt_ms: u64, jitter: impl Fn(u64) -> u64) -> u64 {
     let params = HyblaParams {
         initial_ssthresh: InitialSsthresh::Bytes(200 * MSS),
         initial_window_bytes: 200 * MSS,
         ..HyblaParams::default()
     };
     let mut h = Hybla::new(params, MSS);
-    h.set_rho_for_test(1.6);
     for ms in 1000..4000 {
         let now = MS(ms);
-        let bytes = h.window() / 40;
-        h.on_ack(now, now - MS(40) - MS(jitter(ms)), bytes, false);
+        let bytes = h.window() / rtt_ms;
+        h.on_ack(now, now - MS(rtt_ms) - MS(jitter(ms)), bytes, false);
         h.on_end_acks(now, h.window(), false);
     }
     h.window()
 }
 
+/// Spikes of 20 ms for 30 ms of every 150 ms: longer than the filter window, gone within a
+/// round, whatever the flow does.
+fn spikes(t: u64) -> u64 {
+    if t % 150 < 30 { 20 } else { 0 }
+}
+
 #[test]
 fn under_jitter_a_window_whose_rate_follows_it_grows_by_a_share_of_itself_per_round() {
-    // Spikes of 20 ms for 30 ms of every 150 ms: longer than the filter window, gone within
-    // a round. The queue reading is noise, and the delay rules (a queue at the budget: one
-    // segment per RTT) would hold the window near where it is; the rate follows the window,
-    // so it grows by ELASTIC_GAIN_PER_ROUND per round once that shows (a span of 200 ms
-    // compared with one of a 10 % smaller window).
-    let noisy = window_after_3_s_on_a_link_with_room(|t| if t % 150 < 30 { 20 } else { 0 });
+    // On a 40 ms path (ρ = 1.6) the queue reading is noise, and the delay rules (a queue at
+    // the budget: one segment per RTT) would hold the window near where it is; the rate
+    // follows the window, so it grows by ELASTIC_GAIN_PER_ROUND per round once that shows
+    // (a span of 200 ms compared with one of a 10 % smaller window).
+    let noisy = window_after_3_s_on_a_link_with_room(40, spikes);
     // Without the jitter the delay rules apply: below the measured pipe nothing stands in
     // the way of ρ² = 2.56 segments per RTT, at most 75 rounds × 2.56 segments more.
-    let quiet = window_after_3_s_on_a_link_with_room(|_| 0);
+    let quiet = window_after_3_s_on_a_link_with_room(40, |_| 0);
     assert!(
         quiet <= 200 * MSS + (75.0 * 2.56 * MSS as f64) as u64 + MSS,
         "{quiet}"

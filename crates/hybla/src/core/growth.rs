@@ -5,9 +5,9 @@
 use crate::resume::ResumePhase;
 
 use super::params::{
-    CompetingGrowth, ELASTIC_GAIN_PER_ROUND, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh,
-    MAX_WINDOW_BYTES, NOISE_HOLD, OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND, SHORT_RATE_SHARE,
-    STARTUP_GAIN_PER_ROUND,
+    CompetingGrowth, ELASTIC_GAIN_PER_ROUND, ELASTIC_MAX_RHO, Growth, IP_UDP_HEADER_BYTES,
+    InitialSsthresh, MAX_WINDOW_BYTES, NOISE_HOLD, OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND,
+    SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
 };
 use super::{Hybla, Phase, QUINN_PACER_GAIN};
 
@@ -117,8 +117,9 @@ impl Hybla {
         per_rtt_segments * self.mss_bytes as f64 * bytes / self.cwnd_bytes as f64
     }
 
-    /// Whether the window grows by [`ELASTIC_GAIN_PER_ROUND`]: the queue reading was noise
-    /// within [`NOISE_HOLD`] and the last comparison of rate and window (the crate's `elastic`
+    /// Whether the window grows by [`ELASTIC_GAIN_PER_ROUND`]: ρ is below
+    /// [`ELASTIC_MAX_RHO`], the queue reading was noise within [`NOISE_HOLD`] and the last
+    /// comparison of rate and window (the crate's `elastic`
     /// module) found the rate following the window. Held past the noise: a LEO handover's
     /// delay spike is an excursion that stands for rounds, and the noise share fell below
     /// its bar for 5 s after each one, just when the halved window needed to regrow
@@ -134,7 +135,7 @@ impl Hybla {
             || self
                 .noisy_seen_at
                 .is_some_and(|t| self.now <= t + NOISE_HOLD);
-        noisy && self.elastic.elastic()
+        self.rho < ELASTIC_MAX_RHO && noisy && self.elastic.elastic()
     }
 
     /// The probe's growth above the pipe for `bytes` acknowledged: one segment per RTT when it
