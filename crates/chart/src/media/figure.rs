@@ -10,8 +10,20 @@ use crate::ticks::format_sig;
 
 use super::StackedPanelChart;
 
-/// Palette index of the first dot series (see `stacked_panel_chart`).
+/// Palette index of the first dot series (see `stacked_panel_chart`). Dots always take the
+/// colours from here on, and layers beyond the third skip past them: a dot series keeps its
+/// colour in figures with two layers (one connection's media and bulk), three (plus a
+/// competitor) and four (two connections, RFC 8867 §5.2), so figures compare side by side.
 const FIRST_DOT_COLOUR: usize = 3;
+
+/// The palette index of layer `i` in a figure with `dot_series` dot series.
+fn layer_colour_index(i: usize, dot_series: usize) -> usize {
+    if i < FIRST_DOT_COLOUR {
+        i
+    } else {
+        i + dot_series
+    }
+}
 pub(super) const CEILING_WIDTH: u32 = 3;
 pub(super) const CEILING_COLOUR: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
 pub(super) const THRESHOLD_COLOUR: RGBColor = RGBColor(0x33, 0x33, 0x33);
@@ -159,7 +171,10 @@ impl<'a> PanelFigure<'a> {
         let bands = cumulative
             .into_iter()
             .enumerate()
-            .map(|(i, pts)| (colour(i), decimate(pts, 2 * WIDTH as usize)))
+            .map(|(i, pts)| {
+                let index = layer_colour_index(i, c.bottom_series.len());
+                (colour(index), decimate(pts, 2 * WIDTH as usize))
+            })
             .collect();
         let ceiling = steps(&ceiling, x.1);
 
@@ -169,15 +184,11 @@ impl<'a> PanelFigure<'a> {
         if let Some(m) = y_max {
             bottom_y.1 = bottom_y.1.min(m);
         }
-        // Dots take the colours after the layers', but never before the fourth: the same dot
-        // series keeps its colour in figures with two layers (one connection's media and
-        // bulk) and with three (plus a competitor), so figures compare side by side.
-        let first_dot = c.layers.len().max(FIRST_DOT_COLOUR);
         let mut dots = Vec::with_capacity(series.len());
         let mut clipped = Vec::with_capacity(series.len());
         let mut n_clipped = 0;
         for (j, pts) in series.into_iter().enumerate() {
-            let col = colour(first_dot + j);
+            let col = colour(FIRST_DOT_COLOUR + j);
             let (inside, above): (Vec<_>, Vec<_>) =
                 pts.into_iter().partition(|p| p.1 <= bottom_y.1);
             n_clipped += above.len();
@@ -191,7 +202,7 @@ impl<'a> PanelFigure<'a> {
             .enumerate()
             .map(|(i, s)| LegendRow {
                 label: s.label.clone(),
-                key: Key::Area(colour(i)),
+                key: Key::Area(colour(layer_colour_index(i, c.bottom_series.len()))),
             })
             .collect();
         if let Some(s) = c.ceiling {
@@ -206,7 +217,7 @@ impl<'a> PanelFigure<'a> {
             .enumerate()
             .map(|(j, s)| LegendRow {
                 label: s.label.clone(),
-                key: Key::Dot(colour(first_dot + j)),
+                key: Key::Dot(colour(FIRST_DOT_COLOUR + j)),
             })
             .collect();
         if let Some((label, _)) = c.bottom_threshold {
@@ -263,5 +274,25 @@ mod tests {
         assert_eq!(steps(&[], 3.0), vec![]);
         assert_eq!(unit_of("frame delay (ms)"), Some("ms"));
         assert_eq!(unit_of("delay"), None);
+    }
+
+    #[test]
+    fn a_fourth_layer_takes_no_dot_colour_and_dots_keep_theirs() {
+        let dots = 2;
+        let dot_colours: Vec<usize> = (0..dots).map(|j| FIRST_DOT_COLOUR + j).collect();
+        for layers in 1..=5 {
+            let layer_colours: Vec<usize> =
+                (0..layers).map(|i| layer_colour_index(i, dots)).collect();
+            assert!(
+                layer_colours.iter().all(|c| !dot_colours.contains(c)),
+                "{layers} layers: {layer_colours:?} against dots {dot_colours:?}"
+            );
+            let mut distinct = layer_colours.clone();
+            distinct.dedup();
+            assert_eq!(distinct.len(), layers);
+        }
+        // Figures of up to three layers are drawn as before: layer i in colour i.
+        assert_eq!(layer_colour_index(2, dots), 2);
+        assert_eq!(layer_colour_index(3, dots), 5);
     }
 }
