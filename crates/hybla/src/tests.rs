@@ -892,6 +892,54 @@ fn under_jitter_a_window_whose_rate_follows_it_grows_by_a_share_of_itself_per_ro
     );
 }
 
+/// The window after an ECN-CE mark at t = 4 s on a 40 ms path (ρ = 1.6) that delivers
+/// 2 MB/s, whose RTT samples (one per ms) carry `jitter(ms)` on top of the base RTT, and the
+/// window before the mark.
+fn window_cut_on_a_full_link(jitter: impl Fn(u64) -> u64) -> (u64, u64) {
+    let params = HyblaParams {
+        initial_ssthresh: InitialSsthresh::Bytes(150 * MSS),
+        initial_window_bytes: 150 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    h.set_rho_for_test(1.6);
+    for ms in 1000..4000 {
+        let now = MS(ms);
+        h.on_ack(now, now - MS(40) - MS(jitter(ms)), 2 * MSS, false);
+        h.on_end_acks(now, h.window(), false);
+    }
+    let before = h.window();
+    let now = MS(4000);
+    h.on_congestion_event(now, now - MS(50), false, 0);
+    (before, h.window())
+}
+
+/// Path jitter: a new draw per ms, uniform over 0–20 ms, and spikes of 50 ms for 30 ms of
+/// every 300 ms (longer than the filter window, gone within a round). Mean 15 ms.
+fn path_jitter(ms: u64) -> u64 {
+    let draw = ms
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        >> 33;
+    draw % 21 + if ms % 300 < 30 { 50 } else { 0 }
+}
+
+#[test]
+fn under_path_jitter_a_congestion_cut_leaves_the_window_the_link_needs() {
+    // Without jitter the cut is NewReno's.
+    let (before, after) = window_cut_on_a_full_link(|_| 0);
+    assert_eq!(after, before / 2);
+    // With it, the link needs 2 MB/s × the mean RTT, 40 + 15 ms, to stay busy: 110 kB.
+    // Halving went below that; the cut stays above it, and below what the longest RTT
+    // (110 ms) would need.
+    let (before, after) = window_cut_on_a_full_link(path_jitter);
+    assert!(before / 2 < 110 * MSS, "{before}");
+    assert!(
+        (110 * MSS..=220 * MSS).contains(&after) && after < before,
+        "{before} → {after}"
+    );
+}
+
 #[test]
 fn the_loss_share_counts_at_least_200_packets() {
     // 30 ms rounds of 25 packets with two random losses each (a 2 % share over 200 packets

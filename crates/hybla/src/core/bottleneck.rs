@@ -10,7 +10,7 @@ use crate::queue::HIGHEST_QUEUE_WINDOW;
 use super::Hybla;
 use super::params::{
     BASE_REFRESH_FRACTION, COMPETITION_HOLD, COMPETITION_HOLD_RTTS, COMPETITION_RATE_SHARE,
-    GROWTH_SPAN, SATURATION_RATE_SHARE,
+    DRAIN_ALLOWANCES, GROWTH_SPAN, NOISE_HOLD, NOISE_RULES_MAX_RHO, SATURATION_RATE_SHARE,
 };
 
 impl Hybla {
@@ -150,7 +150,9 @@ impl Hybla {
     pub(super) fn drain_own_queue(&mut self, now: Duration, base: Duration) {
         // The standing reading is the smallest of a whole round: a queue that lasts it keeps
         // the link busy, whether or not the round's delivery rate reached the capacity.
-        if self.estimating_ssthresh || self.queue.standing() < 2 * self.queue.own_allowance() {
+        if self.estimating_ssthresh
+            || self.queue.standing() < DRAIN_ALLOWANCES * self.queue.own_allowance()
+        {
             self.excess_since = None;
             return;
         }
@@ -187,6 +189,49 @@ impl Hybla {
             self.mark_reduced(now);
             self.drained_at = Some(now);
         }
+    }
+
+    /// Whether the queue reading was noise (jitter the filter window cannot strip) now or
+    /// within [`NOISE_HOLD`]: a LEO handover's delay spike is an excursion that stands for
+    /// rounds, and the noise share fell below its bar for 5 s after each one, just when a
+    /// halved window needed to regrow.
+    pub(super) fn noisy_recently(&self) -> bool {
+        self.queue.noisy()
+            || self
+                .noisy_seen_at
+                .is_some_and(|t| self.now <= t + NOISE_HOLD)
+    }
+
+    /// The window a link with path jitter needs, bytes: the capacity × (base RTT +
+    /// [`DRAIN_ALLOWANCES`] of the flow's own allowance), the largest window whose standing
+    /// queue the drain accepts. Under jitter the RTT without any queue spans the base RTT
+    /// and the jitter's excursions, and a window halved below that idles the link until it
+    /// regrows: on the loss matrix's 30 ms path with 10 ms of mean jitter each way (RTT
+    /// 36 ms at least, 62 ms on average with the queue empty) the flow halved from 115 kB,
+    /// where the 37.5 kB buffer overflowed, to 57 kB, and held 67–72 % of the ceiling at
+    /// 0.1–0.5 % loss (NewReno 50 %, Cubic 55 %). A congestion cut goes no lower than this:
+    /// TCP Westwood's W ← bandwidth estimate × RTT after a loss \[Mascolo2001\], with the
+    /// RTT that jitter makes instead of the smallest.
+    ///
+    /// `None` unless the budget is the path's jitter and not the flow's own packets
+    /// ([`QueueMonitor::budget_is_jitter`](crate::queue::QueueMonitor::budget_is_jitter)),
+    /// the reading was [noisy recently](Self::noisy_recently), ρ is below
+    /// [`NOISE_RULES_MAX_RHO`] and no competitor was found. Next to another flow the cut is
+    /// the friendly one whatever the floor: behind a shallow buffer a floor near the pipe
+    /// cuts by the queue's share only, and next to NewReno at 10 ms behind a quarter BDP
+    /// that took 11.7 times NewReno's rate when the jitter gate was missing (its queue made
+    /// the reading noisy, and its competition was not detected).
+    pub(super) fn jitter_pipe_bytes(&self, base: Duration) -> Option<u64> {
+        if !self.queue.budget_is_jitter()
+            || !self.noisy_recently()
+            || self.rho >= NOISE_RULES_MAX_RHO
+            || self.competing()
+        {
+            return None;
+        }
+        let capacity = self.rate.capacity_bytes_per_s()?;
+        let rtt = base + DRAIN_ALLOWANCES * self.queue.own_allowance();
+        Some((capacity * rtt.as_secs_f64()) as u64)
     }
 
     /// Whether the queue reading is at least the flow's budget: the link is full. In a round

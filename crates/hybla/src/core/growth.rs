@@ -5,8 +5,8 @@
 use crate::resume::ResumePhase;
 
 use super::params::{
-    CompetingGrowth, ELASTIC_GAIN_PER_ROUND, ELASTIC_MAX_RHO, Growth, IP_UDP_HEADER_BYTES,
-    InitialSsthresh, MAX_WINDOW_BYTES, NOISE_HOLD, OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND,
+    CompetingGrowth, ELASTIC_GAIN_PER_ROUND, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh,
+    MAX_WINDOW_BYTES, NOISE_RULES_MAX_RHO, OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND,
     SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
 };
 use super::{Hybla, Phase, QUINN_PACER_GAIN};
@@ -118,24 +118,18 @@ impl Hybla {
     }
 
     /// Whether the window grows by [`ELASTIC_GAIN_PER_ROUND`]: ρ is below
-    /// [`ELASTIC_MAX_RHO`], the queue reading was noise within [`NOISE_HOLD`] and the last
-    /// comparison of rate and window (the crate's `elastic`
-    /// module) found the rate following the window. Held past the noise: a LEO handover's
-    /// delay spike is an excursion that stands for rounds, and the noise share fell below
-    /// its bar for 5 s after each one, just when the halved window needed to regrow
-    /// (`leo-starlink`, seeds 1–4: worst recovery after a reconfiguration 6.1–7.9 s without
-    /// the hold, 3.0–4.8 s with it). Next to another flow at a full link the flow's rate
+    /// [`NOISE_RULES_MAX_RHO`], the queue reading was [noisy
+    /// recently](Self::noisy_recently) and the last comparison of rate and window (the
+    /// crate's `elastic` module) found the rate following the window. The noise is held for
+    /// a while (`leo-starlink`, seeds 1–4: worst recovery after a reconfiguration 6.1–7.9 s
+    /// without the hold, 3.0–4.8 s with it). Next to another flow at a full link the flow's rate
     /// follows its window only by the other's share (d ln rate ÷ d ln window = 1 − own
     /// share), so the rule stops by itself below [`MIN_ELASTICITY`]'s complement, 40 % of
     /// the link.
     ///
     /// [`MIN_ELASTICITY`]: crate::elastic::MIN_ELASTICITY
     fn grows_elastically(&self) -> bool {
-        let noisy = self.queue.noisy()
-            || self
-                .noisy_seen_at
-                .is_some_and(|t| self.now <= t + NOISE_HOLD);
-        self.rho < ELASTIC_MAX_RHO && noisy && self.elastic.elastic()
+        self.rho < NOISE_RULES_MAX_RHO && self.noisy_recently() && self.elastic.elastic()
     }
 
     /// The probe's growth above the pipe for `bytes` acknowledged: one segment per RTT when it

@@ -744,8 +744,11 @@ impl Hybla {
         let in_this_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_this_recovery {
             self.recovery_start = Some(now);
-            // W ← β·W (Reno's halving, β = 0.5), once per recovery period (RFC 9002 §7.3.2).
-            let reduced = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
+            // W ← β·W (Reno's halving, β = 0.5), once per recovery period (RFC 9002 §7.3.2);
+            // alone on a path with jitter, no lower than the window the jitter needs.
+            let halved = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
+            let jitter_pipe = self.jitter_pipe_bytes(base).unwrap_or(0);
+            let reduced = halved.max(jitter_pipe.min(self.cwnd_bytes));
             self.cwnd_bytes = reduced.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
