@@ -16,6 +16,11 @@ use super::StackedPanelChart;
 /// competitor) and four (two connections, RFC 8867 §5.2), so figures compare side by side.
 const FIRST_DOT_COLOUR: usize = 3;
 
+pub(super) const CEILING_WIDTH: u32 = 3;
+pub(super) const CEILING_COLOUR: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
+pub(super) const THRESHOLD_COLOUR: RGBColor = RGBColor(0x33, 0x33, 0x33);
+const CLIPPED_NOTE_COLOUR: RGBColor = RGBColor(0x55, 0x55, 0x55);
+
 /// The palette index of layer `i` in a figure with `dot_series` dot series.
 fn layer_colour_index(i: usize, dot_series: usize) -> usize {
     if i < FIRST_DOT_COLOUR {
@@ -24,10 +29,6 @@ fn layer_colour_index(i: usize, dot_series: usize) -> usize {
         i + dot_series
     }
 }
-pub(super) const CEILING_WIDTH: u32 = 3;
-pub(super) const CEILING_COLOUR: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
-pub(super) const THRESHOLD_COLOUR: RGBColor = RGBColor(0x33, 0x33, 0x33);
-const CLIPPED_NOTE_COLOUR: RGBColor = RGBColor(0x55, 0x55, 0x55);
 
 /// What a legend row shows left of its label.
 #[derive(Clone, Copy)]
