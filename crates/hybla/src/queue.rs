@@ -221,9 +221,10 @@ impl QueueMonitor {
     /// reading. A window that carries jitter holds the packets the jitter delays: drained to
     /// delivery rate × (base RTT + budget), the flow on `leo-starlink` cut itself below what
     /// the link needed every few seconds (75.3 → 77.9 Mbit/s with the spread; without a
-    /// declared BDP 48.3 → 52.5). Not for the classifier, saturation or competition: RED's
-    /// early drops make its queue noisy too, and a larger threshold there took the neighbour's
-    /// share in the fairness matrix's shallow RED cells.
+    /// declared BDP 48.3 → 52.5). Not for the classifier or saturation: RED's early drops
+    /// make its queue noisy too, and a larger threshold there took the neighbour's share in
+    /// the fairness matrix's shallow RED cells (at 100 and 600 ms). The competition test uses
+    /// it only below ρ = 3 (`Hybla::competition_queue`).
     pub(crate) fn own_allowance(&self) -> Duration {
         if self.noisy() {
             self.budget().max(Duration::from_secs_f64(self.spread_secs))

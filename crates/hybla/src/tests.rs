@@ -940,6 +940,69 @@ fn under_path_jitter_a_congestion_cut_leaves_the_window_the_link_needs() {
     );
 }
 
+/// Whether a lone flow on a 40 ms path (ρ = 1.6) ever judges itself shared while it delivers
+/// 2 MB/s for 3 s, then, after its own reduction (an ECN-CE mark), half that through `queue`
+/// more delay for 2 s, with `jitter(ms)` on its RTT samples.
+fn ever_competing_around_own_reduction(jitter: impl Fn(u64) -> u64, queue: u64) -> bool {
+    let params = HyblaParams {
+        initial_ssthresh: InitialSsthresh::Bytes(150 * MSS),
+        initial_window_bytes: 150 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    h.set_rho_for_test(1.6);
+    let mut competing = false;
+    for ms in 1000..6000 {
+        let now = MS(ms);
+        if ms == 4000 {
+            h.on_congestion_event(now, now - MS(50), false, 0);
+        }
+        let (rate, queue) = if ms < 4000 {
+            (2 * MSS, 0)
+        } else {
+            (MSS, queue)
+        };
+        h.on_ack(now, now - MS(40 + queue + jitter(ms)), rate, false);
+        h.on_end_acks(now, h.window(), false);
+        competing |= h.competing();
+    }
+    competing
+}
+
+/// LEO-like jitter (`leo-starlink`'s kind, twice its 4.5 ms mean): on each direction an
+/// exponential draw with an 8 ms mean, drawn anew every 10 ms and held, the two directions
+/// 5 ms out of phase. A round's smallest sample stays a few ms above the base RTT that the
+/// rare small draws on both ways set.
+fn held_exponential_jitter(ms: u64) -> u64 {
+    let exponential = |slot: u64| {
+        let hash = slot
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            >> 33;
+        let uniform = (hash % 1000) as f64 / 1000.0;
+        (-(1.0 - uniform).ln() * 8.0) as u64
+    };
+    exponential(ms / 10) + exponential(1_000_000 + (ms + 5) / 10)
+}
+
+#[test]
+fn under_held_jitter_the_rounds_smallest_sample_after_the_flows_own_reduction_is_no_competitor() {
+    // Two budgets of the flow's own queue (the competition test's bar without noise) are
+    // below what the held draws leave in a round's smallest sample; the drain's limit, two
+    // allowances that cover the noise's spread, is not.
+    assert!(!ever_competing_around_own_reduction(
+        held_exponential_jitter,
+        0
+    ));
+    // A queue that stands 40 ms beyond the jitter while the flow gets half its rate is a
+    // competitor's, noise or not.
+    assert!(ever_competing_around_own_reduction(
+        held_exponential_jitter,
+        40
+    ));
+    assert!(ever_competing_around_own_reduction(|_| 0, 40));
+}
+
 #[test]
 fn the_loss_share_counts_at_least_200_packets() {
     // 30 ms rounds of 25 packets with two random losses each (a 2 % share over 200 packets
