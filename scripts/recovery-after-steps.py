@@ -9,6 +9,8 @@ count as slow recovery.
 
     satquic run leo-starlink --cc hybla,cubic,newreno --out out/leo
     scripts/recovery-after-steps.py out/leo/timeseries.csv 15 30 45 60 75 90 105
+
+With several seeds in the file (`--seeds N`) each seed is reported on its own line.
 """
 import csv
 import statistics
@@ -21,8 +23,14 @@ def main() -> None:
     path, steps = sys.argv[1], [float(s) for s in sys.argv[2:]]
     rows = list(csv.DictReader(open(path, newline="")))
     end = max(float(r["t_s"]) for r in rows)
-    for cc in dict.fromkeys(r["cc"] for r in rows):
-        samples = [(float(r["t_s"]), float(r["goodput_bps"])) for r in rows if r["cc"] == cc]
+    runs = list(dict.fromkeys((r["cc"], r["seed"]) for r in rows))
+    several_seeds = len({seed for _, seed in runs}) > 1
+    for cc, seed in runs:
+        samples = [
+            (float(r["t_s"]), float(r["goodput_bps"]))
+            for r in rows
+            if r["cc"] == cc and r["seed"] == seed
+        ]
         interval = samples[1][0] - samples[0][0]
         per_second = max(1, round(1.0 / interval))
         times = []
@@ -40,7 +48,8 @@ def main() -> None:
             f"{s:g} s: {'never' if r is None else f'{r:.1f} s'}" for s, r in zip(steps, times)
         )
         worst = max((r if r is not None else float("inf")) for r in times)
-        print(f"{cc}: {shown} (worst {worst:.1f} s)")
+        name = f"{cc} seed {seed}" if several_seeds else cc
+        print(f"{name}: {shown} (worst {worst:.1f} s)")
 
 
 if __name__ == "__main__":
