@@ -892,10 +892,8 @@ fn under_jitter_a_window_whose_rate_follows_it_grows_by_a_share_of_itself_per_ro
     );
 }
 
-/// The window after an ECN-CE mark at t = 4 s on a 40 ms path (ρ = 1.6) that delivers
-/// 2 MB/s, whose RTT samples (one per ms) carry `jitter(ms)` on top of the base RTT, and the
-/// window before the mark.
-fn window_cut_on_a_full_link(jitter: impl Fn(u64) -> u64) -> (u64, u64) {
+/// A flow in congestion avoidance at 150 segments on a 40 ms path (ρ = 1.6, known).
+fn lone_flow_on_a_40_ms_path() -> Hybla {
     let params = HyblaParams {
         initial_ssthresh: InitialSsthresh::Bytes(150 * MSS),
         initial_window_bytes: 150 * MSS,
@@ -903,6 +901,14 @@ fn window_cut_on_a_full_link(jitter: impl Fn(u64) -> u64) -> (u64, u64) {
     };
     let mut h = Hybla::new(params, MSS);
     h.set_rho_for_test(1.6);
+    h
+}
+
+/// The window after an ECN-CE mark at t = 4 s on a 40 ms path (ρ = 1.6) that delivers
+/// 2 MB/s, whose RTT samples (one per ms) carry `jitter(ms)` on top of the base RTT, and the
+/// window before the mark.
+fn window_cut_on_a_full_link(jitter: impl Fn(u64) -> u64) -> (u64, u64) {
+    let mut h = lone_flow_on_a_40_ms_path();
     for ms in 1000..4000 {
         let now = MS(ms);
         h.on_ack(now, now - MS(40) - MS(jitter(ms)), 2 * MSS, false);
@@ -944,13 +950,7 @@ fn under_path_jitter_a_congestion_cut_leaves_the_window_the_link_needs() {
 /// 2 MB/s for 3 s, then, after its own reduction (an ECN-CE mark), half that through `queue`
 /// more delay for 2 s, with `jitter(ms)` on its RTT samples.
 fn ever_competing_around_own_reduction(jitter: impl Fn(u64) -> u64, queue: u64) -> bool {
-    let params = HyblaParams {
-        initial_ssthresh: InitialSsthresh::Bytes(150 * MSS),
-        initial_window_bytes: 150 * MSS,
-        ..HyblaParams::default()
-    };
-    let mut h = Hybla::new(params, MSS);
-    h.set_rho_for_test(1.6);
+    let mut h = lone_flow_on_a_40_ms_path();
     let mut competing = false;
     for ms in 1000..6000 {
         let now = MS(ms);
