@@ -29,6 +29,7 @@
 #                 server process and one relay, the second resuming from the first — satquic
 #                 without --path (Careful Resume, RFC 9959, from the server's store) and
 #                 picoquic (its session ticket, kept in the client's directory between the two)
+#   --satquic-only  with --resume: satquic's pairs alone, without picoquic (PICOQUIC_DIR unset)
 #
 # Every cell is one download through a fresh relay on 127.0.0.1; the time includes the
 # handshake (satquic get: handshake + transfer; picoquicdemo: Connection_duration_sec). Each
@@ -42,6 +43,7 @@ REPS=1
 SOCKET_BUFFER=
 OUT=out/peers
 RESUME=
+SATQUIC_ONLY=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --paths) PATHS=$2; shift 2 ;;
@@ -49,17 +51,23 @@ while [[ $# -gt 0 ]]; do
     --socket-buffer) SOCKET_BUFFER=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --resume) RESUME=1; shift ;;
+    --satquic-only) SATQUIC_ONLY=1; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
-: "${PICOQUIC_DIR:?set PICOQUIC_DIR to a picoquic checkout with build/picoquicdemo}"
-PQ=$PICOQUIC_DIR/build/picoquicdemo
-CERTS=$PICOQUIC_DIR/src/certs
-[[ -d $CERTS ]] || CERTS=$PICOQUIC_DIR/certs
-[[ -x $PQ ]] || { echo "no picoquicdemo at $PQ" >&2; exit 2; }
-[[ -f $CERTS/cert.pem ]] || { echo "no picoquic test certificate in $CERTS" >&2; exit 2; }
-PQ_COMMIT=${PICOQUIC_COMMIT:-}
-[[ -n $PQ_COMMIT ]] || PQ_COMMIT=$(git -C "$PICOQUIC_DIR/src" rev-parse HEAD 2>/dev/null || git -C "$PICOQUIC_DIR" rev-parse HEAD 2>/dev/null || echo unknown)
+if [[ -n $SATQUIC_ONLY ]]; then
+  [[ -n $RESUME ]] || { echo "--satquic-only goes with --resume" >&2; exit 2; }
+  PQ_COMMIT="none (--satquic-only)"
+else
+  : "${PICOQUIC_DIR:?set PICOQUIC_DIR to a picoquic checkout with build/picoquicdemo}"
+  PQ=$PICOQUIC_DIR/build/picoquicdemo
+  CERTS=$PICOQUIC_DIR/src/certs
+  [[ -d $CERTS ]] || CERTS=$PICOQUIC_DIR/certs
+  [[ -x $PQ ]] || { echo "no picoquicdemo at $PQ" >&2; exit 2; }
+  [[ -f $CERTS/cert.pem ]] || { echo "no picoquic test certificate in $CERTS" >&2; exit 2; }
+  PQ_COMMIT=${PICOQUIC_COMMIT:-}
+  [[ -n $PQ_COMMIT ]] || PQ_COMMIT=$(git -C "$PICOQUIC_DIR/src" rev-parse HEAD 2>/dev/null || git -C "$PICOQUIC_DIR" rev-parse HEAD 2>/dev/null || echo unknown)
+fi
 
 cargo build --release -q -p satquic
 SQ=$PWD/target/release/satquic
@@ -206,7 +214,8 @@ if [[ -n $RESUME ]]; then
     echo "# First and resumed connection, satquic and picoquic, through satquic link"
     echo
     echo "picoquic commit: $PQ_COMMIT; satquic commit: $(git rev-parse HEAD)."
-    echo "Command: PICOQUIC_DIR=... scripts/peers.sh --resume --paths $PATHS --reps $REPS"
+    if [[ -n $SATQUIC_ONLY ]]; then prefix=; else prefix="PICOQUIC_DIR=... "; fi
+    echo "Command: ${prefix}scripts/peers.sh --resume${SATQUIC_ONLY:+ --satquic-only} --paths $PATHS --reps $REPS"
     echo
     echo "Per run: the first download → the second, through the same server process and relay"
     echo "(times include the handshake); in brackets how the second started: satquic 'jumped'"
@@ -219,7 +228,9 @@ if [[ -n $RESUME ]]; then
   IFS=',' read -r -a PATH_LIST <<< "$PATHS"
   for p in "${PATH_LIST[@]}"; do
     IFS='|' read -r _ _ _ _ label <<< "$(path_args "$p")"
-    for cell in "satquic hybla" "picoquic bbr" "picoquic cubic"; do
+    cells=("satquic hybla")
+    [[ -n $SATQUIC_ONLY ]] || cells+=("picoquic bbr" "picoquic cubic")
+    for cell in "${cells[@]}"; do
       read -r impl cc <<< "$cell"
       runs=()
       for rep in $(seq 1 "$REPS"); do
