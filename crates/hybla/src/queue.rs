@@ -112,6 +112,13 @@ pub(crate) struct QueueMonitor {
     /// RFC 3550 averages jitter (gain [`JITTER_GAIN`]), seconds: on a path whose jitter holds
     /// its draws, what the noise adds to the RTT of recent packets while no queue stands.
     spread_secs: f64,
+    /// `JITTER_BUDGET_FACTOR × jitter_secs` and the highest filtered delay as `Duration`s,
+    /// converted once per ACK frame, and the latter only when it changed: the budget and the
+    /// thresholds are read several times a frame, and `Duration::from_secs_f64` was a sixth
+    /// of the per-frame work (`cargo bench -p hybla`, `frame_pipe_aware`).
+    jitter_budget: Duration,
+    highest_secs: f64,
+    highest_delay: Duration,
 }
 
 impl QueueMonitor {
@@ -130,6 +137,9 @@ impl QueueMonitor {
             excursion_since: None,
             excursion_stood: false,
             spread_secs: 0.0,
+            jitter_budget: Duration::ZERO,
+            highest_secs: 0.0,
+            highest_delay: Duration::ZERO,
         }
     }
 
@@ -165,6 +175,12 @@ impl QueueMonitor {
         self.highest.update(now, self.delay.as_secs_f64());
         let spread = self.delay.saturating_sub(self.standing).as_secs_f64();
         self.spread_secs += (spread - self.spread_secs) * JITTER_GAIN;
+        self.jitter_budget = Duration::from_secs_f64(JITTER_BUDGET_FACTOR * self.jitter_secs);
+        let highest_secs = self.highest.get().unwrap_or(0.0);
+        if highest_secs != self.highest_secs {
+            self.highest_secs = highest_secs;
+            self.highest_delay = Duration::from_secs_f64(highest_secs);
+        }
         // Keep the samples of packets sent within the last three base RTTs (a loss is declared
         // about one RTT, at most 9/8 RTT plus the PTO, after its packet was sent).
         if self.history.back().is_none_or(|&(s, _)| sent >= s) {
@@ -282,11 +298,7 @@ impl QueueMonitor {
     /// The queue the flow may keep as its own: what its own packets make by themselves, or
     /// twice the jitter.
     pub(crate) fn budget(&self) -> Duration {
-        MIN_QUEUE_BUDGET
-            .max(self.own_queue)
-            .max(Duration::from_secs_f64(
-                JITTER_BUDGET_FACTOR * self.jitter_secs,
-            ))
+        MIN_QUEUE_BUDGET.max(self.own_queue).max(self.jitter_budget)
     }
 
     /// Whether the budget is the path's jitter rather than the flow's own packets: twice the
@@ -296,8 +308,7 @@ impl QueueMonitor {
     /// next to NewReno at 10 ms behind a quarter-BDP buffer it is tens of microseconds
     /// against 1 ms.
     pub(crate) fn budget_is_jitter(&self) -> bool {
-        Duration::from_secs_f64(JITTER_BUDGET_FACTOR * self.jitter_secs)
-            >= MIN_QUEUE_BUDGET.max(self.own_queue)
+        self.jitter_budget >= MIN_QUEUE_BUDGET.max(self.own_queue)
     }
 
     /// Jitter of the readings (RFC 3550), for reports.
@@ -307,7 +318,7 @@ impl QueueMonitor {
 
     /// The highest filtered queue delay seen recently.
     pub(crate) fn highest(&self) -> Duration {
-        Duration::from_secs_f64(self.highest.get().unwrap_or(0.0))
+        self.highest_delay
     }
 
     /// A loss at a queue of this delay or more is congestion; `shared`: other flows' packets
