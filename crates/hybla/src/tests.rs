@@ -558,7 +558,13 @@ fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared()
     let mut h = on_known_path(600 * MSS);
     let t = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
     let t = feed(&mut h, t, MS(2000), MSS, |_| MS(3));
-    // Within the rate window of the queue: one segment per RTT, the link counts as full.
+    // A random loss after the queue (its packet met none): within the rate window of the
+    // queue one segment per RTT, the link counts as full. (Without the loss a round without
+    // the queue would end that: `a_window_no_longer_making_its_queue_ends_the_full_link_*`.)
+    let t = feed(&mut h, t, MS(2600), MSS, |_| Duration::ZERO);
+    let w = h.window();
+    h.on_congestion_event(t, MS(2100), false, MSS);
+    assert_eq!((h.window(), h.loss_tally().random_events), (w, 1));
     let t = feed(&mut h, t, MS(3000), MSS, |_| Duration::ZERO);
     assert!((quiet_ack(&mut h, t).0 - 1.0).abs() < 1e-3);
     // The link no longer full: the probe starts at one segment (its first ACK grows the
@@ -608,9 +614,9 @@ fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared()
     let (g, _) = quiet_ack(&mut h, later);
     assert!((g / 400.0 - 1.0).abs() < 1e-9, "capped at ρ²: {g}");
     // A queue of the budget ends the probe; it starts again from one segment once the link
-    // no longer counts as full.
+    // no longer counts as full (a round without the queue, no loss since).
     let t = feed(&mut h, later + MS(1), later + MS(300), MSS, |_| MS(3));
-    let t = feed(&mut h, t, t + MS(2100), MSS, |_| Duration::ZERO);
+    let t = feed(&mut h, t, t + MS(520), MSS, |_| Duration::ZERO);
     let (g, _) = quiet_ack(&mut h, t);
     assert!(g < 1.1, "after a queue: {g}");
 }
@@ -821,23 +827,37 @@ fn delivering_more_than_the_declared_capacity_voids_a_competition_found_by_the_s
 }
 
 #[test]
-fn a_window_that_no_longer_makes_its_clear_queue_stops_counting_the_link_as_full() {
+fn a_window_no_longer_making_its_queue_ends_the_full_link_unless_a_loss_emptied_it() {
     // At 600 segments on a path declared at 500, getting the declared capacity: 400 ms of a
-    // queue, then none for 1.2 s. A clear queue (10 ms, over twice the 3 ms budget) that the
-    // same window no longer makes a round (500 ms) later means the bottleneck got faster: the
-    // probe runs (doubling per window acknowledged) instead of the full link's one segment
-    // per RTT, which a queue of one budget (3 ms) keeps for the rate window (2 s).
-    fn growth_after(queue: Duration) -> f64 {
+    // queue, then none for 1.2 s. The same window no longer making its queue a round (500 ms)
+    // later means the bottleneck got faster: the probe runs (doubling per window
+    // acknowledged) instead of the full link's one segment per RTT. A clear queue (10 ms,
+    // over twice the 3 ms budget) is enough whatever happened since; a queue of one budget
+    // (3 ms) only if no packet was lost since, as a flow's own random losses empty its queue
+    // for a moment: then the full link's rule holds for the rate window (2 s).
+    fn growth_after(queue: Duration, random_loss: bool) -> f64 {
         let mut h = on_known_path(600 * MSS);
         let t = feed(&mut h, MS(1000), MS(1400), MSS, |_| Duration::ZERO);
         let t = feed(&mut h, t, MS(1800), MSS, |_| queue);
+        let t = feed(&mut h, t, MS(2000), MSS, |_| Duration::ZERO);
+        if random_loss {
+            h.on_congestion_event(t, MS(1900), false, MSS);
+            assert_eq!(h.loss_tally().random_events, 1);
+        }
         let t = feed(&mut h, t, MS(3000), MSS, |_| Duration::ZERO);
         quiet_ack(&mut h, t).0
     }
-    let after_a_clear_queue = growth_after(MS(10));
-    assert!(after_a_clear_queue > 1.5, "{after_a_clear_queue}");
-    let after_a_budget = growth_after(MS(3));
-    assert!((after_a_budget - 1.0).abs() < 1e-3, "{after_a_budget}");
+    for random_loss in [false, true] {
+        let after_a_clear_queue = growth_after(MS(10), random_loss);
+        assert!(after_a_clear_queue > 1.5, "{after_a_clear_queue}");
+    }
+    let after_a_budget = growth_after(MS(3), false);
+    assert!(after_a_budget > 1.5, "{after_a_budget}");
+    let after_a_budget_and_a_loss = growth_after(MS(3), true);
+    assert!(
+        (after_a_budget_and_a_loss - 1.0).abs() < 1e-3,
+        "{after_a_budget_and_a_loss}"
+    );
 }
 
 /// A pipe-aware core on a path of `rtt_ms` (ρ = `rtt_ms` ÷ 25) with no declared capacity,

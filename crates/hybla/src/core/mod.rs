@@ -123,6 +123,10 @@ pub struct Hybla {
     /// When a queue of twice the flow's budget was last seen, and the window then.
     clear_queue_at: Option<Duration>,
     clear_queue_window_bytes: u64,
+    /// The window when the queue was last at the budget (`saturated_at`).
+    saturated_window_bytes: u64,
+    /// When a loss (of either verdict) was last declared.
+    last_loss_at: Option<Duration>,
     /// The probe's growth per RTT, segments, while the window grows above the pipe with no
     /// queue in sight (the path may have more room than the pipe says): doubles with every
     /// window's worth of bytes acknowledged in that state; `None` outside it.
@@ -221,6 +225,8 @@ impl Hybla {
             saturated_at: None,
             clear_queue_at: None,
             clear_queue_window_bytes: 0,
+            saturated_window_bytes: 0,
+            last_loss_at: None,
             probe_segments_per_rtt: None,
             excess_since: None,
             path_seen_empty_at: None,
@@ -599,6 +605,7 @@ impl Hybla {
             queue_now = self.queue.reading() >= self.queue.budget();
             if self.queue_at_budget() {
                 self.saturated_at = Some(now);
+                self.saturated_window_bytes = self.cwnd_bytes;
             }
             if self.queue.delay() >= 2 * self.queue.budget() {
                 self.clear_queue_at = Some(now);
@@ -679,6 +686,9 @@ impl Hybla {
         lost_bytes: u64,
     ) {
         self.loss_seen = true;
+        if lost_bytes > 0 {
+            self.last_loss_at = Some(now);
+        }
         self.round_lost_bytes += lost_bytes;
         // ECN-CE (no bytes lost) is the bottleneck saying it is congested.
         let verdict = if lost_bytes == 0 {
