@@ -91,6 +91,11 @@ pub(super) const BURST_JUMP_ABOVE: f64 = 1.15;
 /// The cap jumps to this share of the pipe at a train's rate (× the minimum RTT).
 pub(super) const BURST_PIPE_SHARE: f64 = 0.8;
 
+/// A train of acknowledgements faster than this many times the round's delivery rate lets the
+/// cap grow by its multiplicative step up to the train's whole pipe: a train within a few
+/// percent of what we deliver is the reading's own spread, not room.
+pub(super) const BURST_GROW_ABOVE: f64 = 1.05;
+
 /// A drain this soon after one found a competitor is a recheck (the first sample decides,
 /// at one target): a loss-based flow that was there is likely still there, and its queue's
 /// dips after its losses made first drains take it for ours (46 s of the delay mode next to

@@ -107,7 +107,7 @@ pub use config::{BalancerConfig, COMPETITION_QUEUE_TARGETS};
 use keyframes::KeyframeClock;
 
 use config::{
-    BULK_SLACK_PACKETS, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
+    BULK_SLACK_PACKETS, BURST_GROW_ABOVE, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
     BURST_PROBE_PACKETS, BUSY_RATE_MAX_LIFT, BUSY_RATE_MIN_SPAN, BUSY_RATE_WINDOW,
     COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, EMPTY_PATH_PACKETS, FAIRNESS_INCREMENT_SHARE,
     FAIRNESS_MAX_QUEUE_TARGETS, FAIRNESS_TIMESCALE, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP,
@@ -701,14 +701,23 @@ impl Balancer {
             // The bottleneck itself said how fast it serves: a train of our packets came back
             // faster than we deliver (capacity rose). The cap goes to most of that pipe at
             // once instead of a target per round (on a GEO path from 2 to 4 Mbit/s, eight
-            // rounds, five seconds); the growth above finds the rest.
+            // rounds, five seconds). Below the train's whole pipe it grows by its
+            // multiplicative step, not one target: the round's own frame bursts keep the
+            // empty-path test from doubling (media-bulk-geo after the rise from 2 to
+            // 6 Mbit/s, Hybla, seed 2: a median sample above a quarter target every round),
+            // and one target a round took four rounds, 2.4 s, for the last fifth of the pipe.
             let burst_bytes_per_s = self.round_burst_bps / 8.0;
             let measured = if burst_bytes_per_s > BURST_JUMP_ABOVE * rate_bytes_per_s {
                 BURST_PIPE_SHARE * burst_bytes_per_s * base
             } else {
                 0.0
             };
-            self.window_bytes = (grown.max(measured) as u64).max(floor);
+            let toward_train = if burst_bytes_per_s > BURST_GROW_ABOVE * rate_bytes_per_s {
+                (from * growth).min(burst_bytes_per_s * base)
+            } else {
+                0.0
+            };
+            self.window_bytes = (grown.max(measured).max(toward_train) as u64).max(floor);
         }
     }
 

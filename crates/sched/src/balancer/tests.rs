@@ -894,16 +894,20 @@ fn the_pause_before_a_keyframe_leads_by_the_queue_over_what_the_media_leaves_spa
     assert_eq!(b.send_window().unwrap().bulk_bytes, 0, "paused");
 }
 
-/// A GEO balancer (minimum RTT 600 ms, no queue) delivering 2 Mbit/s (152.5 kB in flight over
-/// 610 ms) with a cap of 150 kB, whose round sees `packets` acknowledged two at a time at
-/// `train_bps` from 300 ms on; the cap after the round.
+/// A GEO balancer (minimum RTT 600 ms, no queue; the shipped growth step, ×1.25 a round)
+/// delivering 2 Mbit/s (152.5 kB in flight over 610 ms) with a cap of 150 kB, whose round
+/// sees `packets` acknowledged two at a time at `train_bps` from 300 ms on; the cap after the
+/// round.
 fn cap_after_a_train(packets: u64, train_bps: f64) -> u64 {
     let at = |micros: u64, acked: u64| TransportView {
         now: Duration::from_micros(micros),
         acked_bytes: acked,
         ..view(0, 1_000_000, 152_500, 610, 600)
     };
-    let mut b = Balancer::new(config());
+    let mut b = Balancer::new(BalancerConfig {
+        max_growth_per_round: 1.25,
+        ..config()
+    });
     b.observe(&at(0, 0));
     b.window_bytes = 150_000;
     let gap_micros = (2.0 * MTU as f64 * 8.0 / train_bps * 1e6) as u64;
@@ -925,7 +929,18 @@ fn a_train_of_acknowledgements_faster_than_we_deliver_takes_the_cap_to_most_of_i
     // delivery rate (250 kB/s × 25 ms).
     let grown = 150_000 + 6_250;
     // A train at the rate we deliver says nothing new.
-    assert_eq!(cap_after_a_train(30, 2.1e6), grown);
+    assert_eq!(cap_after_a_train(30, 2.05e6), grown);
     // Nor one too short to tell a rate from one acknowledgement more or less.
     assert_eq!(cap_after_a_train(20, 4e6), grown);
+}
+
+#[test]
+fn a_train_somewhat_faster_than_we_deliver_lets_the_cap_grow_by_its_step_up_to_its_pipe() {
+    // 2.25 Mbit/s against the 2 Mbit/s delivered: too close to jump (1.15×), but room. The cap
+    // grows by its step (×1.25 from 150 kB) up to the train's whole pipe, 281.25 kB/s ×
+    // 600 ms = 168.75 kB, where one target of the delivery rate gives 156.25 kB.
+    let cap = cap_after_a_train(30, 2.25e6);
+    assert!((168_000..=169_500).contains(&cap), "{cap}");
+    // Within 5 % of the delivery rate the train is the reading's spread: one target.
+    assert_eq!(cap_after_a_train(30, 2.05e6), 150_000 + 6_250);
 }
