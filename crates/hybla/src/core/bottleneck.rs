@@ -87,7 +87,7 @@ impl Hybla {
     /// of the time behind 1-BDP RED instead of 96–99 %, with the same shares.
     fn competition_queue(&self) -> Duration {
         if self.noisy_recently() && self.rho < NOISE_RULES_MAX_RHO {
-            DRAIN_ALLOWANCES * self.queue.own_allowance()
+            self.drain_limit()
         } else {
             2 * self.queue.budget()
         }
@@ -159,9 +159,15 @@ impl Hybla {
         self.others_growth_bytes_per_s = (total - own).max(0.0);
     }
 
-    /// Alone, a queue beyond twice the flow's budget is the flow's own excess (a capacity drop,
-    /// an overshoot): take it out of the window at once, W ← delivery rate × (base RTT +
-    /// budget), at most once per RTT. A queue left standing would outlast the base-RTT filter
+    /// The standing queue beyond which the flow drains its own excess: [`DRAIN_ALLOWANCES`]
+    /// of its own allowance (the allowance covers the path's noise as well as its packets).
+    fn drain_limit(&self) -> Duration {
+        DRAIN_ALLOWANCES * self.queue.own_allowance()
+    }
+
+    /// Alone, a standing queue beyond [the drain's limit](Self::drain_limit) is the flow's own
+    /// excess (a capacity drop, an overshoot): take it out of the window at once, W ← delivery
+    /// rate × (base RTT + its own allowance), at most once per RTT. A queue left standing would outlast the base-RTT filter
     /// and pass for propagation delay. In a round the application limited, not below what it
     /// had in flight: a scheduler's queue target and its keyframes are not window excess, and
     /// a window cut to the pipe held every keyframe back (media-bulk-geo with 3× rises: late
@@ -169,9 +175,7 @@ impl Hybla {
     pub(super) fn drain_own_queue(&mut self, now: Duration, base: Duration) {
         // The standing reading is the smallest of a whole round: a queue that lasts it keeps
         // the link busy, whether or not the round's delivery rate reached the capacity.
-        if self.estimating_ssthresh
-            || self.queue.standing() < DRAIN_ALLOWANCES * self.queue.own_allowance()
-        {
+        if self.estimating_ssthresh || self.queue.standing() < self.drain_limit() {
             self.excess_since = None;
             return;
         }
@@ -249,7 +253,7 @@ impl Hybla {
             return None;
         }
         let capacity = self.rate.capacity_bytes_per_s()?;
-        let rtt = base + DRAIN_ALLOWANCES * self.queue.own_allowance();
+        let rtt = base + self.drain_limit();
         Some((capacity * rtt.as_secs_f64()) as u64)
     }
 
@@ -311,14 +315,16 @@ impl Hybla {
         if self.now < seen + round || 4 * self.jitter() >= self.queue.budget() {
             return false;
         }
+        // The window that made the queue at `at` is still out, and was not reduced since.
+        let still_out = |at: Duration, window_bytes: u64| {
+            self.reduced_at.is_none_or(|reduced| reduced < at) && self.cwnd_bytes >= window_bytes
+        };
         let clear_queue_outran = self.clear_queue_at.is_some_and(|clear| {
             self.now <= clear + self.params.rate_window
-                && self.reduced_at.is_none_or(|reduced| reduced < clear)
-                && self.cwnd_bytes >= self.clear_queue_window_bytes
+                && still_out(clear, self.clear_queue_window_bytes)
         });
         let lossless_queue_outran = self.last_loss_at.is_none_or(|lost| lost < seen)
-            && self.reduced_at.is_none_or(|reduced| reduced < seen)
-            && self.cwnd_bytes >= self.saturated_window_bytes;
+            && still_out(seen, self.saturated_window_bytes);
         clear_queue_outran || lossless_queue_outran
     }
 
