@@ -53,6 +53,9 @@ for gap in 13s 28s; do
   run "leo-handover-$gap" leo-starlink "${LEO[@]}" --set flow.reconnect_after=$gap --set "$LEO_RESUME"
   run "leo-handover-$gap-no-resume" leo-starlink "${LEO[@]}" --set flow.reconnect_after=$gap --set "$NO_RESUME"
 done
-# The window figure.
+# The window figures: the same path, and the capacity to a quarter behind the new BDP's buffer.
 "$SATQUIC" run resume-kuhn-large --set duration=30s --out "$OUT/figure" >/dev/null
 echo "window figure: $OUT/figure/cwnd.png"
+"$SATQUIC" run resume-kuhn-large --set "$QUARTER" --set path.forward.queue=0.25bdp \
+  --set duration=30s --out "$OUT/figure-quarter" >/dev/null
+echo "window figure, capacity to a quarter: $OUT/figure-quarter/cwnd.png"

@@ -22,6 +22,15 @@ pub(super) const QUINN_PACER_GAIN: (u64, u64) = (5, 4);
 /// the window, so three leave the pacer in charge and one more is margin.
 const JUMP_TAIL_HEADROOM_PACKETS: u64 = 4;
 
+/// The current RTTs Careful Resume's jump is paced over: (numerator, denominator). RFC 9959
+/// §4.3.2's rhythm spreads jump_cwnd over one RTT (a rate it sets as the most), so the jump's
+/// last packet leaves as its first acknowledgement arrives, and behind a bottleneck whose
+/// capacity fell the jump's whole excess is queued before any feedback can stop it: a jump
+/// twice the new BDP fills a buffer of the new BDP to the brim (capacity at a quarter: 79
+/// drops at the jump's tail). Over 1.2 RTTs the first acknowledgement ends the Unvalidated
+/// Phase (§3.3) with about 0.86 of the jump out, its queue then 0.7 of that buffer.
+const JUMP_SPAN_RTTS: (u64, u64) = (6, 5);
+
 use crate::elastic::ElasticWindow;
 use crate::loss_by_queue::LossByQueue;
 use crate::min_filter::{WindowedMax, WindowedMin};
@@ -357,7 +366,8 @@ impl Hybla {
         else {
             return;
         };
-        let paced = jump * QUINN_PACER_GAIN.1 / QUINN_PACER_GAIN.0;
+        let paced =
+            jump * QUINN_PACER_GAIN.1 * JUMP_SPAN_RTTS.1 / (QUINN_PACER_GAIN.0 * JUMP_SPAN_RTTS.0);
         let ahead_of_flight = (flight + JUMP_TAIL_HEADROOM_PACKETS * self.mss_bytes).min(jump);
         self.cwnd_bytes = paced.max(ahead_of_flight).min(MAX_WINDOW_BYTES);
     }

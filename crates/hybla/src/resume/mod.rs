@@ -47,6 +47,20 @@ const DISPERSION_MIN_PACKETS: u64 = 16;
 /// to a quarter of the saved one gives a half.
 const DISPERSION_SHARE: f64 = 0.8;
 
+/// The jump is congestion when, besides arriving slower than it left
+/// ([`CarefulResume::jump_outran_path`]), its packets come back with an RTT above the
+/// Reconnaissance minimum by more than this share of it: the queue the jump built holds half
+/// a base RTT. Jitter moves the acknowledgements' rate by a quarter on a LEO path (a 176 kB
+/// jump at 24 Mbit/s came back at 18 Mbit/s over 28 ms through an 80 Mbit/s bottleneck) but
+/// its RTT by a tenth; a jump twice the new BDP (capacity at a quarter) queues 0.7 of a base
+/// RTT when the Unvalidated Phase ends.
+const RETREAT_QUEUE_RTT_SHARE: f64 = 0.5;
+
+/// How long, in base RTTs (÷ this), that queue must stand in every ACK frame's smallest
+/// sample: a peer thinning its ACKs holds the last few for its ACK delay (25 ms, half a LEO
+/// RTT), which raises single frames, not a quarter RTT of them.
+const RETREAT_QUEUE_STANDS_RTT_DIVISOR: u32 = 4;
+
 /// Packets over time, as sent or acknowledged: enough for their average rate.
 #[derive(Debug, Clone, Copy)]
 struct Train {
@@ -127,6 +141,11 @@ pub(crate) struct CarefulResume {
     /// times and the bytes acknowledged after the first instant (the rate the path delivered
     /// them at).
     jump_acked: Option<Train>,
+    /// The smallest RTT sample of the jump's packets in the current ACK frame (Validating).
+    frame_jump_rtt: Option<Duration>,
+    /// Since when every ACK frame's smallest sample of the jump's packets showed a queue of
+    /// [`RETREAT_QUEUE_RTT_SHARE`] of the base RTT.
+    jump_queue_since: Option<Duration>,
     retreated: bool,
     transitions: Vec<ResumeTransition>,
 }
@@ -156,6 +175,8 @@ impl CarefulResume {
             last_unvalidated_acked: false,
             jump_sent: None,
             jump_acked: None,
+            frame_jump_rtt: None,
+            jump_queue_since: None,
             retreated: false,
             transitions: Vec::new(),
         }
@@ -247,6 +268,25 @@ impl CarefulResume {
         }
     }
 
+    /// Whether the jump's acknowledgements say it is congestion (§3.4): they arrive slower
+    /// than it left ([`Self::jump_outran_path`]), and for a quarter of the base RTT every ACK
+    /// frame's smallest RTT sample of its packets stood [`RETREAT_QUEUE_RTT_SHARE`] of the
+    /// base RTT above it. The path cannot carry the resumed rate, the queue the jump built
+    /// holds the difference, and the window kept at the flight (ACK-clocked) would hold that
+    /// queue until the jump is validated. Called at the end of each ACK frame.
+    fn jump_congested_path(&mut self, now: Duration) -> bool {
+        let (Some(frame_rtt), Some(base_rtt)) = (self.frame_jump_rtt.take(), self.recon_min_rtt)
+        else {
+            return false;
+        };
+        if frame_rtt.as_secs_f64() <= (1.0 + RETREAT_QUEUE_RTT_SHARE) * base_rtt.as_secs_f64() {
+            self.jump_queue_since = None;
+            return false;
+        }
+        let since = *self.jump_queue_since.get_or_insert(now);
+        now - since >= base_rtt / RETREAT_QUEUE_STANDS_RTT_DIVISOR && self.jump_outran_path()
+    }
+
     /// The saved window this connection resumed from (RFC 9959 §3.1's saved_cwnd), bytes.
     pub fn saved_cwnd_bytes(&self) -> u64 {
         self.settings.saved.saved_cwnd_bytes
@@ -306,6 +346,10 @@ impl CarefulResume {
                 if self.phase == ResumePhase::Validating && self.unvalidated_bytes(sent, bytes) > 0
                 {
                     Train::add(&mut self.jump_acked, now, bytes);
+                    if let Some(sample) = sample {
+                        self.frame_jump_rtt =
+                            Some(self.frame_jump_rtt.map_or(sample, |m| m.min(sample)));
+                    }
                 }
             }
             ResumePhase::Normal => {}
@@ -339,6 +383,7 @@ impl CarefulResume {
         let path_changed = self
             .current_rtt
             .is_some_and(|rtt| rtt > self.settings.saved.saved_rtt * PATH_CHANGE_RTT_FACTOR);
+        let jump_congested = self.phase == ResumePhase::Validating && self.jump_congested_path(now);
         match self.phase {
             ResumePhase::Reconnaissance => {
                 if path_changed {
@@ -381,6 +426,12 @@ impl CarefulResume {
                     ));
                 }
                 self.rtt_exceeded(now)
+            }
+            // §3.4 (Detected congestion): the jump queues at a path slower than it
+            // (`jump_congested_path`). Checked before validation: an ACK that reaches the end
+            // of the jump and shows the congestion does not validate it.
+            ResumePhase::Validating if jump_congested => {
+                Some(self.retreat(now, ResumeTrigger::JumpOutranPath))
             }
             ResumePhase::Validating if self.last_unvalidated_acked => {
                 // §3.4 (Receiving acknowledgement of the unvalidated packets).

@@ -34,7 +34,7 @@ impl ResumePhase {
 }
 
 /// Why a phase ended: the trigger names of the Careful Resume qlog draft
-/// (draft-ietf-tsvwg-careful-resume-qlog), plus the two exits the RFC gives no name.
+/// (draft-ietf-tsvwg-careful-resume-qlog), plus the three exits the RFC gives no name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ResumeTrigger {
@@ -46,6 +46,10 @@ pub enum ResumeTrigger {
     PacketLoss,
     /// Congestion (ECN-CE).
     EcnCe,
+    /// Congestion shown by the jump's acknowledgements: they come back at well under the
+    /// rate the jump left at, so the path is slower than the jump and its queue holds the
+    /// difference (RFC 9959 §4.2.1 leaves delay-based congestion signals to the design).
+    JumpOutranPath,
     /// Persistent congestion (§3.6).
     PersistentCongestion,
     /// §3.2 (Minimum RTT too small): the minimum RTT in Reconnaissance was at most half the
@@ -71,12 +75,14 @@ pub enum ResumeTrigger {
 
 impl ResumeTrigger {
     /// The trigger's name as the Careful Resume qlog draft writes it (`"packet_loss"`, ...;
-    /// the two the draft has no name for: `"jump_not_larger"`, `"persistent_congestion"`).
+    /// the three the draft has no name for: `"jump_not_larger"`, `"persistent_congestion"`,
+    /// `"jump_outran_path"`).
     pub fn name(self) -> &'static str {
         match self {
             ResumeTrigger::CwndLimited => "cwnd_limited",
             ResumeTrigger::PacketLoss => "packet_loss",
             ResumeTrigger::EcnCe => "ecn_ce",
+            ResumeTrigger::JumpOutranPath => "jump_outran_path",
             ResumeTrigger::PersistentCongestion => "persistent_congestion",
             ResumeTrigger::RttNotValidated => "rtt_not_validated",
             ResumeTrigger::PathChanged => "path_changed",

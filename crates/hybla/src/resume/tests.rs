@@ -435,6 +435,104 @@ fn congestion_while_unvalidated_retreats_too() {
     );
 }
 
+/// Jumped to 1 000 packets at 700 ms and paced the rest out, ten packets every 6 ms until
+/// 1 294 ms: Validating.
+fn paced_jump() -> CarefulResume {
+    let mut cr = jumped(2_400_000);
+    for frame in 1..=99 {
+        send(&mut cr, MS(700 + 6 * frame), 10, 1_200_000);
+    }
+    assert_eq!(cr.phase(), ResumePhase::Validating);
+    cr
+}
+
+/// Acknowledges [`paced_jump`]'s packets ten per ACK frame, frame `frame` (sent at
+/// 700 + 6 × frame ms) at `ack_at(frame)` ms; the first command and the frame it came at.
+fn ack_paced_jump(
+    cr: &mut CarefulResume,
+    ack_at: impl Fn(u64) -> u64,
+) -> Option<(u64, ResumeCommand)> {
+    for frame in 1..=99 {
+        let in_flight = (99 - frame) * 10 * MSS;
+        let command = ack(
+            cr,
+            MS(ack_at(frame)),
+            MS(700 + 6 * frame),
+            10,
+            in_flight,
+            1_200_000,
+        );
+        if let Some(command) = command {
+            return Some((frame, command));
+        }
+    }
+    None
+}
+
+#[test]
+fn a_jump_queued_behind_a_slower_path_for_a_quarter_rtt_is_a_safe_retreat() {
+    // The path carries half the jump's rate: frame j's ACK at 1 300 + 12 j ms, its RTT
+    // 600 + 6 j ms. The queue passes half the base RTT (900 ms) after frame 50 and has stood
+    // a quarter RTT (150 ms) at frame 63 (ACK at 2 056 ms): congestion, Safe Retreat to half
+    // the pipe validated by then (the IW in flight at the jump and frames 1-63).
+    let mut cr = paced_jump();
+    let (frame, command) = ack_paced_jump(&mut cr, |j| 1_300 + 12 * j).expect("a retreat");
+    assert_eq!(frame, 63);
+    assert_eq!(command, ResumeCommand::Retreat((IW + 630 * MSS) / 2));
+    assert_eq!(
+        triggers(&cr).last(),
+        Some(&(ResumePhase::SafeRetreat, ResumeTrigger::JumpOutranPath))
+    );
+    assert!(cr.report().retreated);
+}
+
+#[test]
+fn a_jump_a_slower_path_queues_under_half_a_base_rtt_is_validated() {
+    // The path carries three quarters of the jump's rate (ACKs every 8 ms): the acknowledgements
+    // are dispersed, but the last of the jump comes back with 198 ms of queue, under 300.
+    let mut cr = paced_jump();
+    let (frame, command) = ack_paced_jump(&mut cr, |j| 1_300 + 8 * j).expect("an exit");
+    assert_eq!((frame, command), (99, ResumeCommand::Validated));
+    assert!(!cr.report().retreated);
+}
+
+#[test]
+fn a_longer_rtt_whose_acks_keep_the_jumps_pace_is_not_congestion() {
+    // The path's delay rose by 400 ms (beyond half the base RTT) after the Reconnaissance, but
+    // it carries the jump at the rate it left: no dispersion, no queue of the jump's own.
+    let mut cr = paced_jump();
+    let (frame, command) = ack_paced_jump(&mut cr, |j| 1_700 + 6 * j).expect("an exit");
+    assert_eq!((frame, command), (99, ResumeCommand::Validated));
+}
+
+#[test]
+fn a_queue_in_single_ack_frames_is_not_congestion() {
+    // Half the jump's rate again, but every other ACK frame also acknowledges a packet sent
+    // just before it (at the path's base RTT): those frames show no queue, and the standing
+    // count starts over at each. (Here the jump ends with that packet's frame unretreated.)
+    let mut cr = paced_jump();
+    let mut retreated_at = None;
+    for frame in 1..=99u64 {
+        let now = 1_300 + 12 * frame;
+        for _ in 0..10 {
+            cr.on_ack(MS(now), MS(700 + 6 * frame), MSS);
+        }
+        if frame % 2 == 0 {
+            cr.on_ack(MS(now), MS(now - 600), MSS);
+        }
+        let in_flight = (99 - frame) * 10 * MSS;
+        if cr
+            .on_end_acks(MS(now), in_flight, false, 1_200_000)
+            .is_some()
+            && cr.report().retreated
+        {
+            retreated_at = Some(frame);
+            break;
+        }
+    }
+    assert_eq!(retreated_at, None);
+}
+
 #[test]
 fn the_retreat_window_is_never_below_two_packets() {
     // A path so changed that nothing of the jump was validated.
