@@ -1190,17 +1190,17 @@ fn resumed_and_jumped(saved_cwnd: u64) -> Hybla {
 fn a_resumed_core_jumps_to_half_the_saved_window_and_does_not_grow_unvalidated() {
     let mut h = resumed_and_jumped(10_000_000);
     assert_eq!(h.resume_phase(), Some(ResumePhase::Unvalidated));
-    // jump_cwnd is half the saved window (5 MB), paced over 1.2 RTTs (RFC 9959 §4.3.2's rate
+    // jump_cwnd is half the saved window (5 MB), paced over 1.1 RTTs (RFC 9959 §4.3.2's rate
     // is the most, one RTT); quinn's pacer sends 1.25 windows per RTT, so the window is
-    // 5 MB / 1.2 / 1.25 = 3.33 MB.
-    assert_eq!(h.window(), 3_333_333);
+    // 5 MB / 1.1 / 1.25 = 3.64 MB.
+    assert_eq!(h.window(), 3_636_363);
     // Acknowledgments of the initial window's packets: no growth (RFC 9959 §3.3).
     for _ in 0..10 {
         h.on_sent(MS(700), MSS);
     }
     h.on_ack(MS(1100), MS(600), MSS, false);
     h.on_end_acks(MS(1100), 109 * MSS, false);
-    assert_eq!(h.window(), 3_333_333);
+    assert_eq!(h.window(), 3_636_363);
     // A packet sent after the jump acknowledged: Validating at the flight, but not below the
     // window before the jump (2 000 packets, ρ-scaled), which then grows by one byte per byte
     // acknowledged (§3.4), not by Hybla's 2^ρ − 1.
@@ -1214,12 +1214,12 @@ fn a_resumed_core_jumps_to_half_the_saved_window_and_does_not_grow_unvalidated()
 
 #[test]
 fn the_jump_leaves_over_its_span_then_the_window_leads_the_flight_up_to_jump_cwnd() {
-    // jump_cwnd 5 MB over 1.2 RTTs: quinn paces 1.25 windows per RTT, so the window is
-    // 3.33 MB (4.17 MB per RTT) while the flight is below it. From there it stays four
+    // jump_cwnd 5 MB over 1.1 RTTs: quinn paces 1.25 windows per RTT, so the window is
+    // 3.64 MB (4.55 MB per RTT) while the flight is below it. From there it stays four
     // packets ahead of the flight, the pacer timing each packet, and never above jump_cwnd,
     // RFC 9959's CWND.
     let mut h = resumed_and_jumped(10_000_000);
-    assert_eq!(h.window(), 3_333_333);
+    assert_eq!(h.window(), 3_636_363);
     let mut flight = 100 * MSS;
     let (mut at_span_rate, mut leading) = (0, 0);
     while h.resume_phase() == Some(ResumePhase::Unvalidated) {
@@ -1228,17 +1228,17 @@ fn the_jump_leaves_over_its_span_then_the_window_leads_the_flight_up_to_jump_cwn
         if h.resume_phase() != Some(ResumePhase::Unvalidated) {
             break;
         }
-        if flight + 4 * MSS <= 3_333_333 {
-            assert_eq!(h.window(), 3_333_333);
+        if flight + 4 * MSS <= 3_636_363 {
+            assert_eq!(h.window(), 3_636_363);
             at_span_rate += 1;
         } else {
             assert_eq!(h.window(), (flight + 4 * MSS).min(5_000_000));
             leading += 1;
         }
     }
-    // 3.33 MB of 5 MB at the span's rate (less the 100 packets in flight at the jump and the
+    // 3.64 MB of 5 MB at the span's rate (less the 100 packets in flight at the jump and the
     // four of the lead), the rest led up to jump_cwnd less a packet.
-    assert_eq!((at_span_rate, leading), (3_229, 1_670));
+    assert_eq!((at_span_rate, leading), (3_532, 1_367));
     // The flight reaches jump_cwnd, not the window before it: Validating at the flight
     // (§3.3, Completed sending all unvalidated packets).
     assert!(flight + MSS > 5_000_000 && flight <= 5_000_000, "{flight}");

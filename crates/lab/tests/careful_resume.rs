@@ -99,7 +99,7 @@ fn after_a_capacity_drop(rate: &str, queue: &str) -> ConnectionSummary {
 
 #[test]
 fn a_jump_into_a_quarter_of_the_capacity_retreats_on_its_queue_before_a_drop() {
-    // The jump (half the old BDP, spread over 1.2 RTTs) is twice the new BDP. Behind a buffer
+    // The jump (half the old BDP, spread over 1.1 RTTs) is twice the new BDP. Behind a buffer
     // of the new BDP (a quarter of the old) or of a third of the old BDP it queues, without
     // overflowing, until its acknowledgements show that queue for a quarter RTT: Safe Retreat
     // on the jump's queue, not on a loss. (At RFC 9959's one-RTT rhythm the jump filled the

@@ -52,7 +52,7 @@ const DISPERSION_SHARE: f64 = 0.8;
 /// Reconnaissance minimum by more than this share of it: the queue the jump built holds half
 /// a base RTT. Jitter moves the acknowledgements' rate by a quarter on a LEO path (a 176 kB
 /// jump at 24 Mbit/s came back at 18 Mbit/s over 28 ms through an 80 Mbit/s bottleneck) but
-/// its RTT by a tenth; a jump twice the new BDP (capacity at a quarter) queues 0.7 of a base
+/// its RTT by a tenth; a jump twice the new BDP (capacity at a quarter) queues 0.9 of a base
 /// RTT when the Unvalidated Phase ends.
 const RETREAT_QUEUE_RTT_SHARE: f64 = 0.5;
 
