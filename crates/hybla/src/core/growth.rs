@@ -241,8 +241,8 @@ impl Hybla {
             // acknowledgements come back slower than it left: the path is slower than the
             // jump, which already queues there (`jump_outran_path`). Nor above the saved
             // rate: quinn paces 1.25 windows per RTT, so the window stays at most the saved
-            // one ÷ 1.25 until the jump is validated. The last of the jump left at up to 1.25×
-            // its rate (`pace_jump`), and slow start sends two bytes per byte acknowledged:
+            // one ÷ 1.25 until the jump is validated. The last of the jump left faster than
+            // its span's rate (`pace_jump`), and slow start sends two bytes per byte acknowledged:
             // uncapped, that was 1.25× the saved rate for a fifth of an RTT, and through
             // 25-packet buffers in real time (20 Mbit/s, 600 ms, 1 % loss), of six resumed
             // connections one retreated and another dropped 466 packets.

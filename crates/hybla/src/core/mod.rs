@@ -348,18 +348,16 @@ impl Hybla {
         }
     }
 
-    /// The window quinn paces the Unvalidated Phase by (RFC 9959 §4.3.2: jump_cwnd over one
-    /// current RTT). quinn's pacer sends 1.25 windows per smoothed RTT whatever the
-    /// controller, so the window is jump_cwnd / 1.25 until the flight nears it, which leaves
-    /// at the RFC's rate for 0.8 RTT. A window held there would end the phase with a fifth of
-    /// jump_cwnd unsent (the RFC's CWND is jump_cwnd; a 5.3 MB GEO transfer lost 0.08 s to
-    /// it); from there it stays [`JUMP_TAIL_HEADROOM_PACKETS`] above the flight, so the pacer
+    /// The window quinn paces the Unvalidated Phase by: jump_cwnd over [`JUMP_SPAN_RTTS`]
+    /// current RTTs (RFC 9959 §4.3.2's rhythm, one RTT, is the most). quinn's pacer sends 1.25
+    /// windows per smoothed RTT whatever the controller, so the window is jump_cwnd / (1.25 ×
+    /// 1.1) until the flight nears it, which leaves at the span's rate for 0.8 RTT. A window
+    /// held there would leave jump_cwnd's last part for later (the RFC's CWND is jump_cwnd);
+    /// from there it stays [`JUMP_TAIL_HEADROOM_PACKETS`] above the flight, so the pacer
     /// rather than the window times each packet, up to jump_cwnd. The rate then rises with
-    /// the window, to 1.25 × jump_cwnd per RTT for the last packets, and the whole jump is
-    /// out at 0.98 RTT instead of 1: behind a bottleneck slower than the jump, the queue at
-    /// its end is the RFC rhythm's plus 2 % of the pipe. (The full window from the start
-    /// sends the jump in 0.8 RTT: 20 % of the pipe more, and with capacity at a quarter
-    /// behind a buffer of the new BDP, 878 drops.)
+    /// the window, and at the phase's one-RTT limit about 0.93 of jump_cwnd is out. (The
+    /// full window from the start sent the jump in 0.8 RTT: with capacity at a quarter behind
+    /// a buffer of the new BDP, 878 drops.)
     fn pace_jump(&mut self) {
         let Some((jump, flight)) = self
             .resume

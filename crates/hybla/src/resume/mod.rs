@@ -49,17 +49,18 @@ const DISPERSION_SHARE: f64 = 0.8;
 
 /// The jump is congestion when, besides arriving slower than it left
 /// ([`CarefulResume::jump_outran_path`]), its packets come back with an RTT above the
-/// Reconnaissance minimum by more than this share of it: the queue the jump built holds half
-/// a base RTT. Jitter moves the acknowledgements' rate by a quarter on a LEO path (a 176 kB
-/// jump at 24 Mbit/s came back at 18 Mbit/s over 28 ms through an 80 Mbit/s bottleneck) but
-/// its RTT by a tenth; a jump twice the new BDP (capacity at a quarter) queues 0.9 of a base
-/// RTT when the Unvalidated Phase ends.
-const RETREAT_QUEUE_RTT_SHARE: f64 = 0.5;
+/// Reconnaissance minimum by more than this fraction of it (numerator, denominator): the
+/// queue the jump built holds half a base RTT. Jitter moves the acknowledgements' rate by a
+/// quarter on a LEO path (a 176 kB jump at 24 Mbit/s came back at 18 Mbit/s over 28 ms
+/// through an 80 Mbit/s bottleneck) but its RTT by a tenth; a jump twice the new BDP
+/// (capacity at a quarter) queues about 0.9 of a base RTT when the Unvalidated Phase ends.
+const RETREAT_QUEUE_RTT_FRACTION: (u32, u32) = (1, 2);
 
-/// How long, in base RTTs (÷ this), that queue must stand in every ACK frame's smallest
-/// sample: a peer thinning its ACKs holds the last few for its ACK delay (25 ms, half a LEO
-/// RTT), which raises single frames, not a quarter RTT of them.
-const RETREAT_QUEUE_STANDS_RTT_DIVISOR: u32 = 4;
+/// How long, as a fraction of the base RTT (numerator, denominator), that queue must stand in
+/// every ACK frame's smallest sample of the jump's packets: a peer thinning its ACKs holds the
+/// last few for its ACK delay (25 ms, half a LEO RTT), which raises single frames, not a
+/// quarter RTT of them.
+const RETREAT_QUEUE_STANDS_RTT_FRACTION: (u32, u32) = (1, 4);
 
 /// Packets over time, as sent or acknowledged: enough for their average rate.
 #[derive(Debug, Clone, Copy)]
@@ -144,7 +145,7 @@ pub(crate) struct CarefulResume {
     /// The smallest RTT sample of the jump's packets in the current ACK frame (Validating).
     frame_jump_rtt: Option<Duration>,
     /// Since when every ACK frame's smallest sample of the jump's packets showed a queue of
-    /// [`RETREAT_QUEUE_RTT_SHARE`] of the base RTT.
+    /// more than [`RETREAT_QUEUE_RTT_FRACTION`] of the base RTT.
     jump_queue_since: Option<Duration>,
     retreated: bool,
     transitions: Vec<ResumeTransition>,
@@ -269,9 +270,10 @@ impl CarefulResume {
     }
 
     /// Whether the jump's acknowledgements say it is congestion (§3.4): they arrive slower
-    /// than it left ([`Self::jump_outran_path`]), and for a quarter of the base RTT every ACK
-    /// frame's smallest RTT sample of its packets stood [`RETREAT_QUEUE_RTT_SHARE`] of the
-    /// base RTT above it. The path cannot carry the resumed rate, the queue the jump built
+    /// than it left ([`Self::jump_outran_path`]), and for [`RETREAT_QUEUE_STANDS_RTT_FRACTION`]
+    /// of the base RTT every ACK frame's smallest RTT sample of its packets (frames without
+    /// one do not count) stood more than [`RETREAT_QUEUE_RTT_FRACTION`] of the base RTT above
+    /// it. The path cannot carry the resumed rate, the queue the jump built
     /// holds the difference, and the window kept at the flight (ACK-clocked) would hold that
     /// queue until the jump is validated. Called at the end of each ACK frame.
     fn jump_congested_path(&mut self, now: Duration) -> bool {
@@ -279,12 +281,14 @@ impl CarefulResume {
         else {
             return false;
         };
-        if frame_rtt.as_secs_f64() <= (1.0 + RETREAT_QUEUE_RTT_SHARE) * base_rtt.as_secs_f64() {
+        let (queue_num, queue_den) = RETREAT_QUEUE_RTT_FRACTION;
+        if frame_rtt <= base_rtt + base_rtt * queue_num / queue_den {
             self.jump_queue_since = None;
             return false;
         }
         let since = *self.jump_queue_since.get_or_insert(now);
-        now - since >= base_rtt / RETREAT_QUEUE_STANDS_RTT_DIVISOR && self.jump_outran_path()
+        let (stand_num, stand_den) = RETREAT_QUEUE_STANDS_RTT_FRACTION;
+        now.saturating_sub(since) >= base_rtt * stand_num / stand_den && self.jump_outran_path()
     }
 
     /// The saved window this connection resumed from (RFC 9959 §3.1's saved_cwnd), bytes.

@@ -46,9 +46,10 @@ pub enum ResumeTrigger {
     PacketLoss,
     /// Congestion (ECN-CE).
     EcnCe,
-    /// Congestion shown by the jump's acknowledgements: they come back at well under the
-    /// rate the jump left at, so the path is slower than the jump and its queue holds the
-    /// difference (RFC 9959 §4.2.1 leaves delay-based congestion signals to the design).
+    /// Congestion shown by the jump's acknowledgements: they come back slower than the jump
+    /// left, and with an RTT that stood half a base RTT above the minimum for a quarter RTT,
+    /// so the path is slower than the jump and its queue holds the difference (RFC 9959
+    /// §4.2.1 leaves delay-based congestion signals to the design).
     JumpOutranPath,
     /// Persistent congestion (§3.6).
     PersistentCongestion,
