@@ -273,9 +273,9 @@ impl CarefulResume {
     /// than it left ([`Self::jump_outran_path`]), and for [`RETREAT_QUEUE_STANDS_RTT_FRACTION`]
     /// of the base RTT every ACK frame's smallest RTT sample of its packets (frames without
     /// one do not count) stood more than [`RETREAT_QUEUE_RTT_FRACTION`] of the base RTT above
-    /// it. The path cannot carry the resumed rate, the queue the jump built
-    /// holds the difference, and the window kept at the flight (ACK-clocked) would hold that
-    /// queue until the jump is validated. Called at the end of each ACK frame.
+    /// it. The path cannot carry the resumed rate, the queue the jump built holds the
+    /// difference, and the window kept at the flight (ACK-clocked) would hold that queue until
+    /// the jump is validated. Called at the end of each ACK frame.
     fn jump_congested_path(&mut self, now: Duration) -> bool {
         let (Some(frame_rtt), Some(base_rtt)) = (self.frame_jump_rtt.take(), self.recon_min_rtt)
         else {
