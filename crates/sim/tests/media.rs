@@ -160,7 +160,7 @@ fn adaptive_media_follows_what_the_path_delivers() {
         sched::SchedulerSpec::Balancer(sched::balancer::BalancerConfig::default());
     let out = run(&config, &mut |_| Control::Continue).unwrap();
     let report = MediaReport::of(&out.flows[0].apps[0]).unwrap();
-    // Nominal 2 Mbit/s for the first round trips, then about 85 % of 1 Mbit/s; without a
+    // Nominal 2 Mbit/s for the first round trips, then about 87 % of 1 Mbit/s; without a
     // delivery rate the encoder would sit at its floor (0.2 Mbit/s), and one that ignored
     // the path would stay at 2 Mbit/s.
     assert!(

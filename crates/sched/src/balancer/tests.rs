@@ -818,9 +818,12 @@ fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
     b.observe(&acked(view(0, 1_000_000, 75_000, 1_000, 50), 500_000));
     b.observe(&acked(view(1_000, 1_000_000, 75_000, 1_000, 50), 700_000));
     // What was delivered in the last second: 75 kB acknowledged (whatever was written or
-    // sent meanwhile): 600 kbit/s; × 0.85.
+    // sent meanwhile): 600 kbit/s; × the share.
     b.observe(&acked(view(2_000, 1_000_000, 75_000, 1_000, 50), 775_000));
-    assert_eq!(b.media_target_bps(), Some((600_000.0 * 0.85) as u64));
+    assert_eq!(
+        b.media_target_bps(),
+        Some((600_000.0 * config().media_rate_share) as u64)
+    );
 }
 
 /// A second at 600 kbit/s with a queue (RTT samples 50 ms above the minimum) whose
@@ -848,16 +851,22 @@ fn the_media_target_is_a_share_of_the_bottlenecks_busy_rate_not_of_its_idle_time
     // 71 250 B acknowledged over the second: 570 kbit/s delivered, 600 kbit/s while busy.
     let b = busy_then_idle(950);
     let target = b.media_target_bps().unwrap() as f64;
-    assert!((target - 600_000.0 * 0.85).abs() <= 1.0, "{target}");
+    assert!(
+        (target - 600_000.0 * config().media_rate_share).abs() <= 1.0,
+        "{target}"
+    );
 }
 
 #[test]
 fn the_busy_rate_lifts_the_media_target_at_most_a_tenth_above_what_was_delivered() {
     // 60 000 B over the second: 480 kbit/s delivered; 600 kbit/s while busy is more than
-    // 1.1 × that, so the target is 0.85 × 528 kbit/s.
+    // 1.1 × that, so the target is the share × 528 kbit/s.
     let b = busy_then_idle(800);
     let target = b.media_target_bps().unwrap() as f64;
-    assert!((target - 480_000.0 * 1.1 * 0.85).abs() <= 1.0, "{target}");
+    assert!(
+        (target - 480_000.0 * 1.1 * config().media_rate_share).abs() <= 1.0,
+        "{target}"
+    );
 }
 
 #[test]
@@ -868,11 +877,16 @@ fn the_media_target_climbs_by_its_rate_per_second_not_to_what_is_in_flight() {
         acked_bytes: 75_000,
         ..view(1_000, 1_000_000, 75_000, 1_000, 50)
     });
-    assert_eq!(b.media_target_bps(), Some(510_000));
+    // 600 kbit/s delivered, × the share.
+    let saturated = (600_000.0 * config().media_rate_share) as u64;
+    assert_eq!(b.media_target_bps(), Some(saturated));
     // No queue (srtt = min RTT) but a burst in flight: 100 kB over 50 ms would read 16 Mbit/s.
     // The target climbs by 10 %/s × 50 ms = 0.5 % per round instead.
     b.observe(&view(2_000, 1_000_000, 100_000, 50, 50));
-    assert_eq!(b.media_target_bps(), Some((510_000.0 * 1.005) as u64));
+    assert_eq!(
+        b.media_target_bps(),
+        Some((saturated as f64 * 1.005) as u64)
+    );
 }
 
 #[test]
