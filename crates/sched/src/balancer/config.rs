@@ -30,7 +30,7 @@ pub struct BalancerConfig {
     /// keyframe needs: a 5× keyframe at this share takes most of the media's 150 ms slack.
     /// 0.87 measured best with `satquic media-bulk` (five seeds): 0.85 left the thesis and
     /// RMCAT media at 78–80 % of the capacity in overload, 0.88 made 5.2 % of
-    /// thesis-adaptive/hybla's frames late, 0.89 four cases' (reports/media-bulk, "The
+    /// thesis-adaptive/hybla's frames late, 0.89 five cases' (reports/media-bulk, "The
     /// adaptive share re-measured").
     pub media_rate_share: f64,
     /// Whether bulk writes pause just before the media's next keyframe is due (learned from
