@@ -18,3 +18,4 @@ pub mod resume;
 pub mod server;
 pub mod session;
 pub mod sockbuf;
+pub mod timer;
