@@ -4,6 +4,8 @@
 # Usage: PICOQUIC_DIR=/path/to/picoquic scripts/peers.sh [--paths A,B,C] [--reps N]
 #        [--socket-buffer 32MB] [--out DIR]
 #
+#   SATQUIC_BIN   optional: a satquic binary to run instead of building this checkout's (a
+#                 control, e.g. an older commit's build)
 #   PICOQUIC_COMMIT  optional: the commit to print when PICOQUIC_DIR is an export, not a checkout
 #   PICOQUIC_DIR  a picoquic checkout with a built picoquicdemo in $PICOQUIC_DIR/build and its
 #                 test certificates in $PICOQUIC_DIR/src/certs (or certs/). This script never
@@ -69,8 +71,12 @@ else
   [[ -n $PQ_COMMIT ]] || PQ_COMMIT=$(git -C "$PICOQUIC_DIR/src" rev-parse HEAD 2>/dev/null || git -C "$PICOQUIC_DIR" rev-parse HEAD 2>/dev/null || echo unknown)
 fi
 
-cargo build --release -q -p satquic
-SQ=$PWD/target/release/satquic
+if [[ -n ${SATQUIC_BIN:-} ]]; then
+  SQ=$SATQUIC_BIN  # a control: another build of satquic, run as it is
+else
+  cargo build --release -q -p satquic
+  SQ=$PWD/target/release/satquic
+fi
 mkdir -p "$OUT/logs"
 TABLE=$OUT/peers.md
 PIDS=()
@@ -213,7 +219,7 @@ if [[ -n $RESUME ]]; then
   {
     echo "# First and resumed connection, satquic and picoquic, through satquic link"
     echo
-    echo "picoquic commit: $PQ_COMMIT; satquic commit: $(git rev-parse HEAD)."
+    echo "picoquic commit: $PQ_COMMIT; satquic commit: ${SATQUIC_BIN:+binary $SATQUIC_BIN, not }$(git rev-parse HEAD)."
     if [[ -n $SATQUIC_ONLY ]]; then prefix=; else prefix="PICOQUIC_DIR=... "; fi
     echo "Command: ${prefix}scripts/peers.sh --resume${SATQUIC_ONLY:+ --satquic-only} --paths $PATHS --reps $REPS"
     echo
@@ -260,7 +266,7 @@ CELLS=(
 {
   echo "# picoquic and satquic through satquic link"
   echo
-  echo "picoquic commit: $PQ_COMMIT; satquic commit: $(git rev-parse HEAD); relay socket buffers: ${SOCKET_BUFFER:-sized from the path}."
+  echo "picoquic commit: $PQ_COMMIT; satquic commit: ${SATQUIC_BIN:+binary $SATQUIC_BIN, not }$(git rev-parse HEAD); relay socket buffers: ${SOCKET_BUFFER:-sized from the path}."
   echo "Command: PICOQUIC_DIR=... scripts/peers.sh --paths $PATHS --reps $REPS${SOCKET_BUFFER:+ --socket-buffer $SOCKET_BUFFER}"
   echo
   echo "Completion time of one download including the handshake, per run (relay kernel drops in brackets)."

@@ -385,10 +385,33 @@ fn a_random_loss_with_no_queue_keeps_the_window_and_its_growth() {
 #[test]
 fn heavy_loss_counts_as_congestion_even_without_a_queue() {
     let mut h = measured_pipe(0);
+    // A full sample (LOSS_RATE_SAMPLE_PACKETS) delivered without a queue: 220 packets.
+    let t0 = Duration::from_millis(1020);
+    for i in 1..=200u64 {
+        let now = t0 + Duration::from_micros(100 * i);
+        h.on_ack(now, now - MS(500), MSS, false);
+        h.on_end_acks(now, 0, false);
+    }
+    let w = h.window();
+    let now = Duration::from_millis(1045);
+    // 220 packets delivered, 20 lost: 8 % > RANDOM_LOSS_MAX_RATE.
+    h.on_congestion_event(now, now - MS(10), false, 20 * MSS);
+    assert!(h.window() < w, "{} vs {w}", h.window());
+}
+
+/// The regression: a random loss among a fresh connection's first packets read as a loss
+/// rate of 5 % or more (2 of 22 here), so it counted as congestion with no queue in sight and
+/// a resumed connection retreated from its jump.
+#[test]
+fn one_early_loss_is_not_a_loss_rate_above_random() {
+    let mut h = measured_pipe(0);
     let w = h.window();
     let now = Duration::from_millis(1030);
-    // 20 kB delivered in this round, 5 kB lost: 20 % > RANDOM_LOSS_MAX_RATE.
-    h.on_congestion_event(now, now - MS(10), false, 5 * MSS);
+    h.on_congestion_event(now, now - MS(10), false, 2 * MSS);
+    assert_eq!(h.window(), w, "2 lost among 22 packets, no queue: random");
+    assert_eq!(h.loss_tally().random_events, 1);
+    // Twelve losses, more than 5 % of a full sample: a policer, even this early.
+    h.on_congestion_event(now + MS(1), now - MS(9), false, 10 * MSS);
     assert!(h.window() < w, "{} vs {w}", h.window());
 }
 

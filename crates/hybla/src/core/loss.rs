@@ -108,7 +108,7 @@ impl Hybla {
     }
 
     /// Share of lost bytes over the current round and as many past ones as it takes to count
-    /// [`LOSS_RATE_SAMPLE_PACKETS`] (at least one, at most [`LOSS_RATE_ROUNDS`](super::params::LOSS_RATE_ROUNDS)): on a 30 ms
+    /// [`LOSS_RATE_SAMPLE_PACKETS`], and never over fewer (at least one round, at most [`LOSS_RATE_ROUNDS`](super::params::LOSS_RATE_ROUNDS)): on a 30 ms
     /// path two rounds hold 50 packets, and three random losses in them would read as 6 %.
     fn loss_rate(&self) -> f64 {
         let sample = LOSS_RATE_SAMPLE_PACKETS * self.mss_bytes;
@@ -120,11 +120,11 @@ impl Hybla {
             delivered += d;
             lost += l;
         }
-        let total = delivered + lost;
-        if total == 0 {
-            0.0
-        } else {
-            lost as f64 / total as f64
-        }
+        // Before the connection has carried a full sample, the packets not yet seen count as
+        // delivered: one random loss among the first ten acknowledged packets is not a 10 %
+        // loss rate (a resumed connection took the first loss of its jump, 1 % random loss,
+        // for a policer and retreated). A policer still shows: more than 5 % of a sample,
+        // 11 packets, lost.
+        lost as f64 / (delivered + lost).max(sample) as f64
     }
 }
