@@ -1,6 +1,6 @@
 //! A quinn runtime whose timers fire when they are due, not at tokio's next millisecond.
 //!
-//! quinn's pacer ([`quinn_proto`]'s token bucket) refills one burst of about 2 ms of the
+//! quinn's pacer (quinn-proto's token bucket) refills one burst of about 2 ms of the
 //! window and asks to be woken when it has refilled 4/5 of it (1.6 ms). tokio's timer wheel
 //! rounds every deadline up to its next 1 ms tick and the wake-up adds its own delay, so the
 //! pacer sleeps 2–3 ms per burst and the tokens it earned beyond one burst are lost: in real
