@@ -28,10 +28,11 @@ pub struct BalancerConfig {
     /// Share of the delivery rate an adaptive media source is asked to use (of the
     /// bottleneck's busy rate, see `Balancer::measure_busy_rate`). What is left is the room a
     /// keyframe needs: a 5× keyframe at this share takes most of the media's 150 ms slack.
-    /// 0.87 measured best with `satquic media-bulk` (five seeds): 0.85 left the thesis and
-    /// RMCAT media at 78–80 % of the capacity in overload, 0.88 made 5.2 % of
-    /// thesis-adaptive/hybla's frames late, 0.89 five cases' (reports/media-bulk, "The
-    /// adaptive share re-measured").
+    /// 0.89 measured best with `satquic media-bulk` (five seeds) once the pause before a
+    /// keyframe drains at the spare rate (`MIN_SPARE_SHARE`) and the target follows a
+    /// capacity drop at once: 0.87 left the thesis and RMCAT media at 79–80 % of the capacity
+    /// in overload (reports/media-bulk, "Keyframes refused in overload"). Before those two
+    /// rules 0.88 made 5.2 % of thesis-adaptive/hybla's frames late.
     pub media_rate_share: f64,
     /// Whether bulk writes pause just before the media's next keyframe is due (learned from
     /// frame sizes; delay mode only), so that the bulk's queue at the bottleneck has drained
@@ -48,7 +49,7 @@ impl Default for BalancerConfig {
             max_growth_per_round: 1.25,
             min_window_packets: 2,
             cancel_late_frames: true,
-            media_rate_share: 0.87,
+            media_rate_share: 0.89,
             keyframe_gap: true,
         }
     }
@@ -58,9 +59,17 @@ impl Default for BalancerConfig {
 pub(super) const KEYFRAME_GAP_GIVE_UP: Duration = Duration::from_millis(100);
 
 /// The smallest share of the delivery rate the media is taken to leave spare when the pause
-/// before a keyframe is timed: media at or above the path's rate leaves none, and the pause
-/// would be unbounded.
-pub(super) const MIN_SPARE_SHARE: f64 = 0.25;
+/// before a keyframe is timed, while it leaves some: the queue ahead of the keyframe drains
+/// only at the spare rate. Adaptive media in overload leaves 5–15 %; at 0.25 the pause was
+/// half as long as the drain, and 2.4–4.6 % of the frames were late after the first 2 s of
+/// overload on RMCAT §5.1 (five seeds; 1.7–2.5 % at 0.1).
+pub(super) const MIN_SPARE_SHARE: f64 = 0.1;
+
+/// The spare share the pause is timed with when the media offers at least the path's rate
+/// (media that does not adapt, in overload): no pause drains that queue, and a pause timed
+/// for 10 % spare (half a keyframe interval of bulk held back) made 1.8–3.3 % of
+/// media-bulk-geo/hybla's frames late after the rise that ends such an overload.
+pub(super) const OVERLOAD_SPARE_SHARE: f64 = 0.25;
 
 /// The largest frame is taken over this long (frames arrive every 33 ms, keyframes every 2 s).
 pub(super) const FRAME_WINDOW: Duration = Duration::from_secs(1);
@@ -130,6 +139,14 @@ pub(super) const BUSY_RATE_WINDOW: Duration = Duration::from_secs(2);
 
 /// Busy stretches must add up to this much before their rate is used.
 pub(super) const BUSY_RATE_MIN_SPAN: Duration = Duration::from_millis(200);
+
+/// The newest busy stretches that say what the link serves now add up to this much (see
+/// `Balancer::recent_busy_rate_bps`).
+pub(super) const BUSY_RATE_RECENT_SPAN: Duration = Duration::from_millis(300);
+
+/// The newest busy stretches' rate below this share of the rate the adaptive media's target
+/// was taken from is a capacity drop, and the target follows it at once.
+pub(super) const CAPACITY_DROP_BELOW: f64 = 0.8;
 
 /// The adaptive media's rate is taken from the busy rate up to this many times what our
 /// connection delivered over the last second. Alone on the link, the busy rate is the

@@ -88,11 +88,14 @@
 //!   be on time, and refusing them all starved the media while the bulk took our share. Like
 //!   BBR's ProbeRTT, which empties its own queue to see the path's, and Copa's competitive
 //!   mode, which watches whether the queue ever empties.
-//! - **Rate signal for adaptive media**: 85 % of what the path delivered over the last
-//!   second, counted from the bytes the peer acknowledged (both classes), while the link is
-//!   saturated; climbing by 10 % a second otherwise. In flight ÷
-//!   RTT, which the cap's own rules use, overstates the rate while a keyframe's burst is in
-//!   flight, and an adaptive source that followed it was late by design.
+//! - **Rate signal for adaptive media**: a share ([`BalancerConfig::media_rate_share`]) of
+//!   what the bottleneck serves while busy, counted from the bytes the peer acknowledged
+//!   (both classes), while the link is saturated; climbing by 10 % a second otherwise. When
+//!   the newest busy stretches serve much less behind a backlog, the capacity dropped, and
+//!   the target follows at once, not at the end of a round that behind a GEO drop lasts
+//!   seconds. In flight ÷ RTT, which the cap's own rules use, overstates the rate while a
+//!   keyframe's burst is in flight, and an adaptive source that followed it was late by
+//!   design.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -108,11 +111,12 @@ use keyframes::KeyframeClock;
 
 use config::{
     BULK_SLACK_PACKETS, BURST_GROW_ABOVE, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
-    BURST_PROBE_PACKETS, BUSY_RATE_MAX_LIFT, BUSY_RATE_MIN_SPAN, BUSY_RATE_WINDOW,
-    COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, EMPTY_PATH_PACKETS, FAIRNESS_INCREMENT_SHARE,
-    FAIRNESS_MAX_QUEUE_TARGETS, FAIRNESS_TIMESCALE, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP,
-    MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
-    MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
+    BURST_PROBE_PACKETS, BUSY_RATE_MAX_LIFT, BUSY_RATE_MIN_SPAN, BUSY_RATE_RECENT_SPAN,
+    BUSY_RATE_WINDOW, CAPACITY_DROP_BELOW, COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY,
+    EMPTY_PATH_PACKETS, FAIRNESS_INCREMENT_SHARE, FAIRNESS_MAX_QUEUE_TARGETS, FAIRNESS_TIMESCALE,
+    FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM,
+    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
+    OVERLOAD_SPARE_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -399,6 +403,47 @@ impl Balancer {
         (span >= BUSY_RATE_MIN_SPAN).then(|| bytes as f64 * 8.0 / span.as_secs_f64())
     }
 
+    /// The bottleneck's rate over the newest busy stretches only, adding up to at least
+    /// [`BUSY_RATE_RECENT_SPAN`], bit/s: what the link serves now, where the
+    /// [`BUSY_RATE_WINDOW`] still averages in the rate before a capacity drop.
+    fn recent_busy_rate_bps(&self) -> Option<f64> {
+        let mut bytes = 0;
+        let mut span = Duration::ZERO;
+        for &(_, stretch_bytes, stretch_span) in self.busy_stretches.iter().rev() {
+            bytes += stretch_bytes;
+            span += stretch_span;
+            if span >= BUSY_RATE_RECENT_SPAN {
+                return Some(bytes as f64 * 8.0 / span.as_secs_f64());
+            }
+        }
+        None
+    }
+
+    /// The newest busy stretches' rate, when it says the capacity dropped: below
+    /// [`CAPACITY_DROP_BELOW`] of `rate_bps`, with the latest RTT sample behind more queue
+    /// than the balancer leaves ([`COMPETITION_QUEUE_TARGETS`] targets). A drop's backlog
+    /// shows at once; without the queue test, stretches in which the queue emptied for a
+    /// moment read low and held GEO media at 77–80 % of a steady 2 Mbit/s.
+    fn dropped_capacity_bps(&self, rate_bps: f64, view: &TransportView) -> Option<f64> {
+        let queue = self.latest_rtt_sample?.saturating_sub(view.min_rtt);
+        if queue <= self.config.target.mul_f64(COMPETITION_QUEUE_TARGETS) {
+            return None;
+        }
+        self.recent_busy_rate_bps()
+            .filter(|&recent_bps| recent_bps < rate_bps * CAPACITY_DROP_BELOW)
+    }
+
+    /// The adaptive media's target follows a capacity drop at once, not at the end of a round
+    /// (a round behind a GEO drop's backlog lasts seconds): see `dropped_capacity_bps`.
+    fn follow_capacity_drop(&mut self, view: &TransportView) {
+        if let Some(target_bps) = self.media_target_bps
+            && let Some(recent_bps) =
+                self.dropped_capacity_bps(target_bps as f64 / self.config.media_rate_share, view)
+        {
+            self.media_target_bps = Some((recent_bps * self.config.media_rate_share) as u64);
+        }
+    }
+
     /// The dispersion of our acknowledgements: when packets leave faster than the bottleneck
     /// serves them (a keyframe written at once, a cap that just grew, quinn's pacing at 1.25×
     /// the window's rate), their acknowledgements come back spaced by the bottleneck's rate,
@@ -556,11 +601,16 @@ impl Balancer {
             // in overload (see `measure_busy_rate`). At most `BUSY_RATE_MAX_LIFT` times what
             // we delivered: next to other flows a busy stretch may have been ours alone.
             let delivered_bps = self.delivered_bps(view);
-            let rate_bps = self
+            let mut rate_bps = self
                 .busy_rate_bps()
                 .unwrap_or(0.0)
                 .min(BUSY_RATE_MAX_LIFT * delivered_bps)
                 .max(delivered_bps);
+            // After a capacity drop both the window's busy rate and the second's delivered
+            // rate still count the old capacity.
+            if let Some(recent_bps) = self.dropped_capacity_bps(rate_bps, view) {
+                rate_bps = recent_bps;
+            }
             Some((rate_bps * self.config.media_rate_share) as u64)
         } else {
             self.media_target_bps.map(|bps| (bps as f64 * climb) as u64)
@@ -622,7 +672,12 @@ impl Balancer {
         let delivered_bps = self.delivered_bps(view);
         let spare_share = if delivered_bps > 0.0 {
             let media_bps = self.media_demand_bytes_per_s(view.now) * 8.0;
-            (1.0 - media_bps / delivered_bps).clamp(MIN_SPARE_SHARE, 1.0)
+            let spare_share = 1.0 - media_bps / delivered_bps;
+            if spare_share > 0.0 {
+                spare_share.clamp(MIN_SPARE_SHARE, 1.0)
+            } else {
+                OVERLOAD_SPARE_SHARE
+            }
         } else {
             1.0
         };
@@ -862,6 +917,7 @@ impl Scheduler for Balancer {
             self.round_queue_samples
                 .push(sample.saturating_sub(view.min_rtt));
         }
+        self.follow_capacity_drop(view);
         if let Mode::Draining {
             give_up_at,
             settled_at,

@@ -958,3 +958,96 @@ fn a_train_somewhat_faster_than_we_deliver_lets_the_cap_grow_by_its_step_up_to_i
     // Within 5 % of the delivery rate the train is the reading's spread: one target.
     assert_eq!(cap_after_a_train(30, 2.05e6), 150_000 + 6_250);
 }
+
+/// The pause before a keyframe when `acked_bps` are acknowledged with 40 ms of queue behind
+/// the P-frames of `with_keyframe_due`: whether the bulk may write
+/// `before_due` ahead of the keyframe.
+fn bulk_writes_before_keyframe(acked_bps: f64, before_due: Duration) -> bool {
+    let (mut b, due) = with_keyframe_due(config());
+    let at = |t: Duration| TransportView {
+        now: t,
+        acked_bytes: (t.as_secs_f64() * acked_bps / 8.0) as u64,
+        ..view(0, 1_000_000, 20_000, 90, 50)
+    };
+    b.observe(&at(due - Duration::from_millis(1_500)));
+    b.observe(&at(due - before_due));
+    b.send_window().unwrap().bulk_bytes > 0
+}
+
+#[test]
+fn the_pause_before_a_keyframe_drains_the_queue_at_the_little_spare_adaptive_media_leaves() {
+    // 2.8 Mbit/s: the media's P-frames counted 400–420 ms before the keyframe (41–42 of
+    // 8 000 B, those captured from a second earlier on: 2.62–2.69 Mbit/s) leave 4–6 %
+    // spare, taken as 10 %: the pause leads by 40 ms / 0.1 + 25 / 4 ms = 406.25 ms.
+    assert!(bulk_writes_before_keyframe(
+        2_800_000.0,
+        Duration::from_millis(420)
+    ));
+    assert!(!bulk_writes_before_keyframe(
+        2_800_000.0,
+        Duration::from_millis(400)
+    ));
+}
+
+#[test]
+fn media_above_the_path_rate_pauses_the_bulk_only_as_long_as_a_quarter_spare_would() {
+    // 1.5 Mbit/s: the media offers more than the path delivers, and no pause drains that
+    // queue; 40 ms / 0.25 + 6.25 ms = 166.25 ms.
+    assert!(bulk_writes_before_keyframe(
+        1_500_000.0,
+        Duration::from_millis(180)
+    ));
+    assert!(!bulk_writes_before_keyframe(
+        1_500_000.0,
+        Duration::from_millis(160)
+    ));
+}
+
+/// A GEO balancer (minimum RTT 600 ms, smoothed 700 ms) acknowledging 4 Mbit/s behind
+/// 100 ms of queue for a second, then 600 kbit/s with the latest RTT samples at
+/// `sample_after_ms`; its media target 350 ms after the drop, before the round in which the
+/// drop shows ends (at 1 400 ms).
+fn media_target_after_a_drop(sample_after_ms: u64) -> u64 {
+    let mut b = Balancer::new(config());
+    let mut acked = 0;
+    for t in (0..=1_350).step_by(10) {
+        let (per_10_ms, sample) = if t <= 1_000 {
+            (5_000, 700)
+        } else {
+            (750, sample_after_ms)
+        };
+        if t > 0 {
+            acked += per_10_ms;
+        }
+        b.observe(&sampled(
+            TransportView {
+                acked_bytes: acked,
+                ..view(t, 1_000_000, 350_000, 700, 600)
+            },
+            sample,
+        ));
+    }
+    b.media_target_bps().unwrap()
+}
+
+#[test]
+fn the_media_target_follows_a_capacity_drop_before_the_round_ends() {
+    // 300 ms of queue: the newest 300 ms of busy stretches read 600 kbit/s, under 0.8 × the
+    // 4 Mbit/s the target was taken from.
+    let target = media_target_after_a_drop(900) as f64;
+    assert!(
+        (target - 600_000.0 * config().media_rate_share).abs() <= 1.0,
+        "{target}"
+    );
+}
+
+#[test]
+fn a_slower_stretch_without_a_backlog_is_no_capacity_drop() {
+    // 40 ms of queue, less than the two targets (50 ms) the balancer itself may leave: the
+    // target stays the share of 4 Mbit/s until the round ends.
+    let target = media_target_after_a_drop(640) as f64;
+    assert!(
+        (target - 4_000_000.0 * config().media_rate_share).abs() <= 1.0,
+        "{target}"
+    );
+}
