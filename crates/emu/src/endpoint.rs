@@ -311,7 +311,7 @@ pub fn client_endpoint(
         quinn::EndpointConfig::default(),
         None,
         socket,
-        crate::timer::PreciseTimerRuntime::shared(),
+        quinn_satellite::PreciseTimerRuntime::shared(),
     )
     .map_err(io("binding the client socket"))?;
     endpoint.set_default_client_config(config);

@@ -18,4 +18,3 @@ pub mod resume;
 pub mod server;
 pub mod session;
 pub mod sockbuf;
-pub mod timer;

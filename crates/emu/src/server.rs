@@ -121,7 +121,7 @@ impl Server {
             quinn::EndpointConfig::default(),
             Some(config),
             socket,
-            crate::timer::PreciseTimerRuntime::shared(),
+            quinn_satellite::PreciseTimerRuntime::shared(),
         )
         .map_err(io(format!("binding {}", options.listen)))?;
         if let Some(dir) = &options.log_dir {

@@ -51,13 +51,25 @@
 //! quinn's features choose that), so it works with any runtime and crypto quinn supports.
 //! Everything the preset does not choose keeps quinn's default, the idle timeout among them.
 //!
-//! Features: `serde` makes [`TransportSettings`] `Serialize`. The satquic lab (the repository this crate lives in) measures what
+//! **Pacing in real time** (feature `precise-timers`, Linux): quinn paces every connection, and
+//! its pacer sleeps about 1.6 ms between bursts. tokio's timer rounds each sleep up to its next
+//! millisecond, and the tokens earned meanwhile beyond one burst are lost, so a paced
+//! connection sends 55–80 % of the rate its window asks for. That costs nothing while the link
+//! is the limit, but on a GEO path the window is the limit exactly when it matters: a Careful
+//! Resume jump, the recovery after an outage. `PreciseTimerRuntime` is quinn's tokio runtime
+//! with each connection's timer on a `timerfd`; pass it where an endpoint takes a runtime
+//! (`quinn::Endpoint::new`).
+//!
+//! Features: `serde` makes [`TransportSettings`] `Serialize`; `precise-timers` adds
+//! `PreciseTimerRuntime`. The satquic lab (the repository this crate lives in) measures what
 //! these settings are worth: in virtual time over modelled satellite paths, and in real time
 //! through its link emulator.
 
 mod path;
 pub mod resume;
 pub mod settings;
+#[cfg(all(feature = "precise-timers", target_os = "linux"))]
+mod timer;
 
 use std::sync::Arc;
 
@@ -78,6 +90,8 @@ pub use resume::{
     ResumeStoreError, Resumption,
 };
 pub use settings::{TransportSettings, ack_threshold, request_ack_thinning};
+#[cfg(all(feature = "precise-timers", target_os = "linux"))]
+pub use timer::{PreciseTimer, PreciseTimerRuntime};
 
 impl SatellitePath {
     /// The transport settings the preset chooses for this path.

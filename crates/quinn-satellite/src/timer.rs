@@ -10,9 +10,22 @@
 //! exact deadline and watched by tokio's reactor wakes the connection within tens of
 //! microseconds.
 //!
-//! Linux only, as the rest of the real-time backend. Where a `timerfd` cannot be made (the
-//! process is out of file descriptors), the timer falls back to tokio's own, which is slower
-//! but never wrong.
+//! Linux only (`timerfd`). Where a `timerfd` cannot be made (the process is out of file
+//! descriptors), the timer falls back to tokio's own, which is slower but never wrong.
+//!
+//! ```no_run
+//! # async fn endpoint(server_config: quinn::ServerConfig) -> std::io::Result<()> {
+//! let socket = std::net::UdpSocket::bind("[::]:4433")?;
+//! let endpoint = quinn::Endpoint::new(
+//!     quinn::EndpointConfig::default(),
+//!     Some(server_config),
+//!     socket,
+//!     quinn_satellite::PreciseTimerRuntime::shared(),
+//! )?;
+//! # let _ = endpoint;
+//! # Ok(())
+//! # }
+//! ```
 
 use std::future::Future;
 use std::io;
