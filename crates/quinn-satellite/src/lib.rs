@@ -49,6 +49,7 @@
 //! [`TransportConfig`] is quinn-proto's type, which quinn re-exports as
 //! `quinn::TransportConfig`; this crate depends on quinn-proto only (without a TLS provider:
 //! quinn's features choose that), so it works with any runtime and crypto quinn supports.
+//! Only the feature `precise-timers` adds quinn and tokio, still without a TLS provider.
 //! Everything the preset does not choose keeps quinn's default, the idle timeout among them.
 //!
 //! **Pacing in real time** (feature `precise-timers`, Linux): quinn paces every connection, and
