@@ -718,7 +718,29 @@ impl Balancer {
             self.window_bytes = ((from * scale + increment) as u64).max(floor);
         } else if used as f64 >= 0.8 * self.window_bytes as f64 {
             // Window-limited and below the target: grow.
-            let growth = if queue_delay < self.config.target / 2 {
+            //
+            // Where the path stayed empty round after round, each round's growth doubles the
+            // last: the link has more room than a target's worth, and one target per round
+            // takes 17 rounds (11 s at GEO) to triple. Empty in the smoothed RTT, the latest
+            // sample and the median of the round's samples: the smoothed RTT lags a round and
+            // the bulk's pause before each keyframe empties the queue for a moment, so on
+            // media-bulk-geo after the rise from 2 to 6 Mbit/s a round whose samples sat
+            // 25 ms above the minimum (median; 34 ms at the 90th percentile) read 9 ms in the
+            // smoothed RTT and 1 ms in its last sample, counted as empty, and grew by four
+            // targets: 150 ms of queue a round later, and 33 frames late (Cubic, seed 5).
+            let empty_below = self.empty_path_tolerance(view, rate_bytes_per_s);
+            let empty = queue_delay < empty_below
+                && self
+                    .latest_rtt_sample
+                    .is_some_and(|s| s.saturating_sub(view.min_rtt) < empty_below)
+                && self.round_median_queue().is_none_or(|q| q < empty_below);
+            // An empty round grows by the full step even where its readings sit above half
+            // the target: below about 0.9 Mbit/s a frame's own packets, one behind the other,
+            // read 20–26 ms above the minimum, no standing queue, and Little's law towards the
+            // target then grew the cap by 2–3 % a round (media-bulk-geo with adaptive media,
+            // Cubic, seed 3: 44 → 66 kB over the ten rounds after the rise from 0.6 to
+            // 1 Mbit/s).
+            let growth = if queue_delay < self.config.target / 2 || empty {
                 self.config.max_growth_per_round
             } else {
                 ((base + target) / (base + queue_delay.as_secs_f64()))
@@ -735,21 +757,6 @@ impl Balancer {
             // has out at the moment: a keyframe in flight is no room for bulk, and the
             // smoothed RTT after an overload still holds the old queue.
             let from = self.window_bytes.max(self.media_pipe_bytes(view) as u64) as f64;
-            // Where the path stayed empty round after round, each round's growth doubles the
-            // last: the link has more room than a target's worth, and one target per round
-            // takes 17 rounds (11 s at GEO) to triple. Empty in the smoothed RTT, the latest
-            // sample and the median of the round's samples: the smoothed RTT lags a round and
-            // the bulk's pause before each keyframe empties the queue for a moment, so on
-            // media-bulk-geo after the rise from 2 to 6 Mbit/s a round whose samples sat
-            // 25 ms above the minimum (median; 34 ms at the 90th percentile) read 9 ms in the
-            // smoothed RTT and 1 ms in its last sample, counted as empty, and grew by four
-            // targets: 150 ms of queue a round later, and 33 frames late (Cubic, seed 5).
-            let empty_below = self.empty_path_tolerance(view, rate_bytes_per_s);
-            let empty = queue_delay < empty_below
-                && self
-                    .latest_rtt_sample
-                    .is_some_and(|s| s.saturating_sub(view.min_rtt) < empty_below)
-                && self.round_median_queue().is_none_or(|q| q < empty_below);
             self.empty_rounds = if empty { grew.saturating_add(1) } else { 0 };
             let targets = 2f64.powi(self.empty_rounds.saturating_sub(1).min(16) as i32);
             let grown = (from * growth).min(from + rate_bytes_per_s * target * targets);

@@ -1051,3 +1051,22 @@ fn a_slower_stretch_without_a_backlog_is_no_capacity_drop() {
         "{target}"
     );
 }
+
+#[test]
+fn an_empty_round_above_half_the_target_grows_by_the_full_step_not_littles_law() {
+    // 600 kbit/s as above; the readings 22 ms above the minimum: over half the 40 ms target
+    // (Little's law would grow by 664 / 646, 2.8 %) but within the 24 ms of 1.5 packets'
+    // serialization, so the round is empty and grows by one target of rate.
+    let config = BalancerConfig {
+        target: Duration::from_millis(40),
+        ..config()
+    };
+    let geo = |now_ms, in_flight| sampled(view(now_ms, 1_000_000, in_flight, 646, 624), 646);
+    let mut b = Balancer::new(config);
+    b.observe(&geo(0, 48_000));
+    b.window_bytes = 48_000;
+    b.observe(&geo(646, 48_000));
+    let one_target = 48_000.0 / 0.646 * 0.040;
+    let grown = b.window_bytes() as f64;
+    assert!((grown - (48_000.0 + one_target)).abs() <= 1.0, "{grown}");
+}
