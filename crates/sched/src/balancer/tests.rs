@@ -1054,9 +1054,10 @@ fn a_slower_stretch_without_a_backlog_is_no_capacity_drop() {
 
 #[test]
 fn an_empty_round_above_half_the_target_grows_by_the_full_step_not_littles_law() {
-    // 600 kbit/s as above; the readings 22 ms above the minimum: over half the 40 ms target
-    // (Little's law would grow by 664 / 646, 2.8 %) but within the 24 ms of 1.5 packets'
-    // serialization, so the round is empty and grows by one target of rate.
+    // 48 kB over 646 ms, 594 kbit/s, so a 1 200-byte packet is 16.2 ms and the empty-path
+    // tolerance 1.5 packets, 24.2 ms. The readings 22 ms above the minimum: over half the
+    // 40 ms target (Little's law would grow by 664 / 646, 2.8 %) but within the tolerance, so
+    // the round is empty and grows by one target of rate.
     let config = BalancerConfig {
         target: Duration::from_millis(40),
         ..config()
