@@ -13,6 +13,9 @@
 //! # the same with quinn's defaults:
 //! cargo run --release -p quinn-satellite --example geo_transfer -- 127.0.0.1:5000 \
 //!     --ca /tmp/cert.pem --upload 10MB --quinn-defaults
+//! # the preset with quinn's timers on a timerfd (Linux):
+//! cargo run --release -p quinn-satellite --features precise-timers --example geo_transfer -- \
+//!     127.0.0.1:5000 --ca /tmp/cert.pem --upload 10MB --precise-timers
 //! ```
 //!
 //! Uploads exercise this end's congestion controller (Hybla with the preset); downloads
@@ -63,6 +66,10 @@ struct Args {
     /// Ignore the path and use quinn's default transport (Cubic, default windows): the baseline.
     #[arg(long)]
     quinn_defaults: bool,
+    /// Run quinn's timers on a timerfd (`PreciseTimerRuntime`), so that its pacer sends at the
+    /// rate the window asks for. Needs the feature `precise-timers` (Linux).
+    #[arg(long)]
+    precise_timers: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -102,7 +109,11 @@ async fn main() -> anyhow::Result<()> {
     } else {
         "[::]:0".parse()?
     };
-    let mut endpoint = quinn::Endpoint::client(bind)?;
+    let mut endpoint = if args.precise_timers {
+        precise_timer_endpoint(bind)?
+    } else {
+        quinn::Endpoint::client(bind)?
+    };
     endpoint.set_default_client_config(client);
 
     let start = Instant::now();
@@ -191,4 +202,23 @@ fn parse_scaled(text: &str, units: &[(&str, f64)]) -> Result<u64, String> {
         return Err(format!("{text:?} must be a finite, non-negative amount"));
     }
     Ok((value * scale).round() as u64)
+}
+
+#[cfg(all(feature = "precise-timers", target_os = "linux"))]
+fn precise_timer_endpoint(bind: SocketAddr) -> anyhow::Result<quinn::Endpoint> {
+    let socket = std::net::UdpSocket::bind(bind).with_context(|| format!("binding {bind}"))?;
+    Ok(quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        quinn_satellite::PreciseTimerRuntime::shared(),
+    )?)
+}
+
+#[cfg(not(all(feature = "precise-timers", target_os = "linux")))]
+fn precise_timer_endpoint(_bind: SocketAddr) -> anyhow::Result<quinn::Endpoint> {
+    bail!(
+        "--precise-timers needs quinn-satellite's feature precise-timers (Linux): \
+         cargo run --release -p quinn-satellite --features precise-timers --example geo_transfer"
+    )
 }
