@@ -31,8 +31,9 @@ pub struct BalancerConfig {
     /// 0.89 measured best with `satquic media-bulk` (five seeds) once the pause before a
     /// keyframe drains at the spare rate (`MIN_SPARE_SHARE`) and the target follows a
     /// capacity drop at once: 0.87 left the thesis and RMCAT media at 79–80 % of the capacity
-    /// in overload (reports/media-bulk, "Keyframes refused in overload"). Before those two
-    /// rules 0.88 made 5.2 % of thesis-adaptive/hybla's frames late.
+    /// in overload (reports/media-bulk, "A drop followed at once, the keyframe pause at the
+    /// spare rate, share 0.89"). Before those two rules 0.88 made 5.2 % of
+    /// thesis-adaptive/hybla's frames late.
     pub media_rate_share: f64,
     /// Whether bulk writes pause just before the media's next keyframe is due (learned from
     /// frame sizes; delay mode only), so that the bulk's queue at the bottleneck has drained

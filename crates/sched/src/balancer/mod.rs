@@ -400,7 +400,7 @@ impl Balancer {
             .fold((0u64, Duration::ZERO), |(b, s), &(_, bytes, span)| {
                 (b + bytes, s + span)
             });
-        (span >= BUSY_RATE_MIN_SPAN).then(|| bytes as f64 * 8.0 / span.as_secs_f64())
+        (span >= BUSY_RATE_MIN_SPAN).then(|| rate_bps(bytes, span))
     }
 
     /// The bottleneck's rate over the newest busy stretches only, adding up to at least
@@ -413,7 +413,7 @@ impl Balancer {
             bytes += stretch_bytes;
             span += stretch_span;
             if span >= BUSY_RATE_RECENT_SPAN {
-                return Some(bytes as f64 * 8.0 / span.as_secs_f64());
+                return Some(rate_bps(bytes, span));
             }
         }
         None
@@ -838,6 +838,11 @@ impl Balancer {
             self.next_drain_at = view.now + self.config.drain_interval;
         }
     }
+}
+
+/// Bytes over a span as bit/s.
+fn rate_bps(bytes: u64, span: Duration) -> f64 {
+    bytes as f64 * 8.0 / span.as_secs_f64()
 }
 
 /// The increment added to the cap at each decrease of the delay mode, for a connection
