@@ -95,6 +95,11 @@ pub struct CaseResult {
     pub runs: Vec<Evaluation>,
     /// Each seed's Jain index over the flows' goodputs (1 for one flow).
     pub jain_index: Vec<f64>,
+    /// Each seed's share of our connection's run in which its controller judged the
+    /// bottleneck shared (Hybla's competing mode); empty for a controller that does not say.
+    /// Where no competitor runs, every second of it is a false verdict: the flow then grows
+    /// at a neighbour's pace after a rise.
+    pub competing_share: Vec<f64>,
     /// Each target that applies to the case.
     pub targets: Vec<Aggregate>,
     /// The seed whose outputs (`media.png`) are written: the worst seed of the most failing
@@ -160,12 +165,22 @@ fn run_case(case: &Case, options: &Options) -> Result<CaseResult, MediaBulkError
     )?;
     let mut evaluations = Vec::with_capacity(runs.len());
     let mut jain_index = Vec::with_capacity(runs.len());
+    let mut competing_share = Vec::with_capacity(runs.len());
     for run in &runs {
         let evaluation = evaluation::evaluate(&run.outcome, &scenario.forward)
             .ok_or_else(|| MediaBulkError::NothingToEvaluate(case.id.clone()))?;
         evaluations.push(evaluation);
-        jain_index
-            .push(report::summary::run_summary(&scenario, &run.label, &run.outcome).jain_index);
+        let summary = report::summary::run_summary(&scenario, &run.label, &run.outcome);
+        jain_index.push(summary.jain_index);
+        // Our connection is the scenario's first flow (the competing download comes after it).
+        if let Some(ours) = summary.flows.first()
+            && let Some(verdicts) = ours.losses.verdicts
+        {
+            let span = summary.end_s - ours.start_s;
+            if span > 0.0 {
+                competing_share.push(verdicts.shared_s / span);
+            }
+        }
     }
     let adaptive = scenario
         .flows
@@ -204,6 +219,7 @@ fn run_case(case: &Case, options: &Options) -> Result<CaseResult, MediaBulkError
         seeds,
         runs: evaluations,
         jain_index,
+        competing_share,
         targets,
         figure_seed,
         figure: PathBuf::from(dir).join("media.png"),

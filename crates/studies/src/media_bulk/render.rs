@@ -130,7 +130,7 @@ fn ramps_table(md: &mut String, results: &[CaseResult]) {
 fn rfc8868_table(md: &mut String, results: &[CaseResult]) {
     let _ = writeln!(
         md,
-        "| case | media sent Mbit/s | media goodput Mbit/s | media goodput, 10th percentile of 200 ms windows, Mbit/s | bulk goodput Mbit/s | frame delay p50 ms | p95 ms | p99 ms | late frames % | packets lost % | utilization % | Jain index |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| case | media sent Mbit/s | media goodput Mbit/s | media goodput, 10th percentile of 200 ms windows, Mbit/s | bulk goodput Mbit/s | frame delay p50 ms | p95 ms | p99 ms | late frames % | packets lost % | utilization % | Jain index | our controller judged the link shared, % of the run |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in results {
         let col = |f: &dyn Fn(&report::evaluation::Rfc8868) -> Option<f64>, scale: f64, digits| {
@@ -144,7 +144,7 @@ fn rfc8868_table(md: &mut String, results: &[CaseResult]) {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.id,
             col(&|m| m.media_sent_bps, 1e-6, 2),
             col(&|m| Some(m.media_goodput_bps), 1e-6, 2),
@@ -157,6 +157,13 @@ fn rfc8868_table(md: &mut String, results: &[CaseResult]) {
             col(&|m| Some(m.loss_share), 100.0, 2),
             col(&|m| Some(m.utilization), 100.0, 1),
             spread(&r.jain_index, 3),
+            spread(
+                &r.competing_share
+                    .iter()
+                    .map(|share| share * 100.0)
+                    .collect::<Vec<_>>(),
+                1
+            ),
         );
     }
 }
@@ -187,7 +194,7 @@ pub fn markdown(results: &[CaseResult], command: &str) -> String {
     ramps_table(&mut md, results);
     let _ = writeln!(
         md,
-        "\n## RFC 8868's metrics\n\nMean over the seeds [lowest–highest]. Media and bulk are ours (all media flows together); media sent is what the media handed to the transport; delays are the frames' one-way delays (capture → last byte) of the frames that arrived; packets lost are our senders' over what they sent; utilization is the bottleneck's over the run (all flows); Jain's index over all flows' goodput.\n"
+        "\n## RFC 8868's metrics\n\nMean over the seeds [lowest–highest]. Media and bulk are ours (all media flows together); media sent is what the media handed to the transport; delays are the frames' one-way delays (capture → last byte) of the frames that arrived; packets lost are our senders' over what they sent; utilization is the bottleneck's over the run (all flows); Jain's index over all flows' goodput. Last column: the share of our connection's run in which its controller judged the bottleneck shared (Hybla's competing mode, in which it grows at a neighbour's pace; — for Cubic, which does not say): where no competitor runs, every second of it is a false verdict.\n"
     );
     rfc8868_table(&mut md, results);
     let _ = writeln!(
