@@ -751,6 +751,27 @@ fn a_queue_that_outlives_a_drain_is_a_competitors_and_is_not_drained_again() {
 }
 
 #[test]
+fn a_queue_that_outlives_a_drain_the_application_bounded_is_no_competitor() {
+    // As in `a_queue_the_application_makes_while_it_limits_sending_is_not_drained`: 20 ms of
+    // queue for a round while the application limits sending, and the drain keeps what it had
+    // in flight. So the queue (the application's own target) stands on after the drain, at
+    // 90 % of the capacity (above the 85 % that marks competition by rate alone). A drain that
+    // left the flight in place tested nothing: the flow is still alone. (One to the pipe that
+    // the queue outlives does test it: `a_queue_that_outlives_a_drain_is_a_competitors_and_is_not_drained_again`.)
+    let mut h = on_known_path(520 * MSS);
+    let mut now = feed(&mut h, MS(1000), MS(1600), MSS, |_| Duration::ZERO);
+    let used = h.window() - 4 * MSS;
+    while now < MS(4400) {
+        let bytes = if now < MS(2800) { MSS } else { 9 * MSS / 10 };
+        h.on_ack(now, now - MS(520), bytes, true);
+        h.on_end_acks(now, used, true);
+        now += MS(1);
+    }
+    assert_eq!(h.window(), used, "drained to the application's flight");
+    assert!(!h.competing());
+}
+
+#[test]
 fn the_base_rtt_is_refreshed_half_a_window_after_the_path_was_last_seen_empty() {
     // A queue of the flow's budget that never empties: 5 s (half the 10 s base-RTT window)
     // after the path was last seen empty, the window drops to 0.99 × the pipe for a round (a

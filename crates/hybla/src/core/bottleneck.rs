@@ -57,11 +57,12 @@ impl Hybla {
             .reduced_at
             .is_none_or(|t| now >= t + base + self.queue.delay());
         let standing = self.queue.standing() >= self.competition_queue();
-        // The flow drained its own excess a round ago, yet the queue still stands: it is not
-        // the flow's (a competitor that fills the queue may leave the flow most of the rate).
+        // The flow drained its own excess to the pipe a round ago, yet the queue still stands:
+        // it is not the flow's (a competitor that fills the queue may leave the flow most of
+        // the rate).
         let round = base + self.queue.delay();
         let outlived_a_drain = self
-            .drained_at
+            .drained_flight_at
             .is_some_and(|t| now >= t + round && now <= t + 3 * round);
         if !(standing && settled && (self.shares_the_bottleneck() || outlived_a_drain)) {
             self.competition_seen_since = None;
@@ -198,19 +199,26 @@ impl Hybla {
         let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
             return;
         };
-        let mut target = (rate * (base + self.queue.own_allowance()).as_secs_f64()) as u64;
-        if self.round_limited_elsewhere {
-            // The application limited sending in this round: what it had in flight is its own
-            // bursts (a media scheduler keeps a queue target on purpose, and a keyframe needs
-            // room), not window excess. Only the window beyond what it used goes.
-            target = target.max(self.round_max_in_flight);
-        }
+        let rate_target = (rate * (base + self.queue.own_allowance()).as_secs_f64()) as u64;
+        // The application limited sending in this round: what it had in flight is its own
+        // bursts (a media scheduler keeps a queue target on purpose, and a keyframe needs
+        // room), not window excess. Only the window beyond what it used goes, and the queue
+        // that flight keeps will stand on: such a drain tests nothing about whose queue it is.
+        let flight_kept = self.round_limited_elsewhere && self.round_max_in_flight > rate_target;
+        let target = if flight_kept {
+            self.round_max_in_flight
+        } else {
+            rate_target
+        };
         if target < self.cwnd_bytes {
             self.cwnd_bytes = target.max(self.minimum_window());
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
             self.mark_reduced(now);
             self.drained_at = Some(now);
+            if !flight_kept {
+                self.drained_flight_at = Some(now);
+            }
         }
     }
 
