@@ -309,6 +309,17 @@ pub struct Aggregate {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Thresholds(pub Vec<(String, Option<f64>)>);
 
+impl FlowSummary {
+    /// Share of the flow's time up to `end_s` (the run's end) in which its controller judged
+    /// the bottleneck shared (Hybla's competing mode); `None` for a controller that does not
+    /// say, or a flow that never ran.
+    pub fn shared_share(&self, end_s: f64) -> Option<f64> {
+        let verdicts = self.losses.verdicts?;
+        let span = end_s - self.start_s;
+        (span > 0.0).then(|| verdicts.shared_s / span)
+    }
+}
+
 impl Thresholds {
     /// Seconds for the size labelled `label`, if reached.
     pub fn get(&self, label: &str) -> Option<f64> {

@@ -173,13 +173,12 @@ fn run_case(case: &Case, options: &Options) -> Result<CaseResult, MediaBulkError
         let summary = report::summary::run_summary(&scenario, &run.label, &run.outcome);
         jain_index.push(summary.jain_index);
         // Our connection is the scenario's first flow (the competing download comes after it).
-        if let Some(ours) = summary.flows.first()
-            && let Some(verdicts) = ours.losses.verdicts
+        if let Some(share) = summary
+            .flows
+            .first()
+            .and_then(|ours| ours.shared_share(summary.end_s))
         {
-            let span = summary.end_s - ours.start_s;
-            if span > 0.0 {
-                competing_share.push(verdicts.shared_s / span);
-            }
+            competing_share.push(share);
         }
     }
     let adaptive = scenario

@@ -63,9 +63,7 @@ impl Cell {
     /// Share of our flow's time in which it judged the bottleneck shared (Hybla's competing
     /// mode); `None` for a controller that does not say.
     fn shared_share(&self) -> Option<f64> {
-        let verdicts = self.ours.losses.verdicts?;
-        let span = self.end_s - self.ours.start_s;
-        (span > 0.0).then(|| verdicts.shared_s / span)
+        self.ours.shared_share(self.end_s)
     }
 
     fn ratio(&self) -> f64 {
