@@ -95,6 +95,16 @@ pub(super) const MAX_RECHECK_DOUBLINGS: u32 = 2;
 /// other packet is acknowledged) moves the reading by a twelfth.
 pub(super) const BURST_PROBE_PACKETS: u64 = 24;
 
+/// A train on a slow path is [`BURST_PROBE_DURATION`] at the round's rate, at least this many
+/// packets (each acknowledgement more or less moves the reading by a quarter; rises to read
+/// there are 1.7–3× the rate, and the jump needs 1.15×).
+pub(super) const BURST_PROBE_MIN_PACKETS: u64 = 8;
+
+/// Where the round's rate brings fewer than [`BURST_PROBE_PACKETS`] packets in this long, a
+/// train is this long: about the longest burst a slow path sees (a keyframe of eight packets
+/// at 0.6 Mbit/s), where 24 packets took 480 ms to come back and no train was ever read.
+pub(super) const BURST_PROBE_DURATION: Duration = Duration::from_millis(120);
+
 /// A train's acknowledgements span at least this long: an observation that sees many at
 /// once (a batch of datagrams in real time) is no rate.
 pub(super) const BURST_PROBE_MIN_SPAN: Duration = Duration::from_millis(10);

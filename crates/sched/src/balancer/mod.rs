@@ -27,7 +27,9 @@
 //!   about six GEO rounds instead of seventeen. When a train of our packets (a keyframe, a
 //!   cap that just grew) comes back faster than we deliver, the bottleneck has said its rate,
 //!   and the cap goes to most of that pipe at once (packet-train dispersion; a GEO rise from
-//!   2 to 4 Mbit/s was filled in 2.8 s instead of 5.1). A cap below the media's own pipe
+//!   2 to 4 Mbit/s was filled in 2.8 s instead of 5.1). A train is 24 packets, or 120 ms at
+//!   the round's rate where that is fewer (at least eight): on a slow path no burst is long
+//!   enough for 24. A cap below the media's own pipe
 //!   grows from that pipe, not from the floor: the cap counts both classes, and below the
 //!   media's occupancy the bulk would send nothing for ten seconds of GEO rounds after each
 //!   overload.
@@ -110,13 +112,13 @@ pub use config::{BalancerConfig, COMPETITION_QUEUE_TARGETS};
 use keyframes::KeyframeClock;
 
 use config::{
-    BULK_SLACK_PACKETS, BURST_GROW_ABOVE, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_MIN_SPAN,
-    BURST_PROBE_PACKETS, BUSY_RATE_MAX_LIFT, BUSY_RATE_MIN_SPAN, BUSY_RATE_RECENT_SPAN,
-    BUSY_RATE_WINDOW, CAPACITY_DROP_BELOW, COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY,
-    EMPTY_PATH_PACKETS, FAIRNESS_INCREMENT_SHARE, FAIRNESS_MAX_QUEUE_TARGETS, FAIRNESS_TIMESCALE,
-    FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM,
-    MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
-    OVERLOAD_SPARE_SHARE,
+    BULK_SLACK_PACKETS, BURST_GROW_ABOVE, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_DURATION,
+    BURST_PROBE_MIN_PACKETS, BURST_PROBE_MIN_SPAN, BURST_PROBE_PACKETS, BUSY_RATE_MAX_LIFT,
+    BUSY_RATE_MIN_SPAN, BUSY_RATE_RECENT_SPAN, BUSY_RATE_WINDOW, CAPACITY_DROP_BELOW,
+    COMPETING_SEND_WINDOWS, COMPETITOR_MEMORY, EMPTY_PATH_PACKETS, FAIRNESS_INCREMENT_SHARE,
+    FAIRNESS_MAX_QUEUE_TARGETS, FAIRNESS_TIMESCALE, FRAME_WINDOW, KEYFRAME_GAP_GIVE_UP,
+    MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE,
+    MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE, OVERLOAD_SPARE_SHARE,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -233,7 +235,7 @@ pub struct Balancer {
     /// over about the last two rounds: (time, bytes); the train whose dispersion measures
     /// the bottleneck (see `measure_ack_train`).
     ack_train: VecDeque<(Duration, u64)>,
-    /// The fastest the acknowledgements of [`BURST_PROBE_PACKETS`] packets came back this
+    /// The fastest the acknowledgements of a train (see `measure_ack_train`) came back this
     /// round, bit/s.
     round_burst_bps: f64,
 }
@@ -448,9 +450,10 @@ impl Balancer {
     /// serves them (a keyframe written at once, a cap that just grew, quinn's pacing at 1.25×
     /// the window's rate), their acknowledgements come back spaced by the bottleneck's rate,
     /// whatever we sent before (packet-pair and packet-train estimation; BBR's delivery-rate
-    /// samples). The fastest [`BURST_PROBE_PACKETS`] packets' worth over at least
-    /// [`BURST_PROBE_MIN_SPAN`] is kept per round: delayed acknowledgements (every other
-    /// packet) and steps that see several at once make shorter trains read high.
+    /// samples). The fastest [`BURST_PROBE_PACKETS`] packets' worth (or
+    /// [`BURST_PROBE_DURATION`] at the round's rate, at least [`BURST_PROBE_MIN_PACKETS`])
+    /// over at least [`BURST_PROBE_MIN_SPAN`] is kept per round: delayed acknowledgements
+    /// (every other packet) and steps that see several at once make shorter trains read high.
     fn measure_ack_train(&mut self, view: &TransportView) {
         if self
             .ack_train
@@ -468,7 +471,17 @@ impl Balancer {
         {
             self.ack_train.pop_front();
         }
-        let span_bytes = BURST_PROBE_PACKETS * view.mtu_bytes.max(1200);
+        let packet_bytes = view.mtu_bytes.max(1200);
+        // On a slow path a shorter train: 24 packets take 480 ms to come back at 0.6 Mbit/s,
+        // longer than any burst the sender makes there (a keyframe is eight), so capacity that
+        // rose from there was never read and the cap climbed by a target a round.
+        let slow_path_bytes = self.last_rate_bps.map_or(u64::MAX, |bps| {
+            (bps / 8.0 * BURST_PROBE_DURATION.as_secs_f64()) as u64
+        });
+        let span_bytes = slow_path_bytes.clamp(
+            BURST_PROBE_MIN_PACKETS * packet_bytes,
+            BURST_PROBE_PACKETS * packet_bytes,
+        );
         // The latest observation at least a train behind this one, in time and in bytes.
         let start = self.ack_train.iter().rev().find(|&&(t, acked)| {
             view.acked_bytes - acked >= span_bytes && t + BURST_PROBE_MIN_SPAN <= view.now

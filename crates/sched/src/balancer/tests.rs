@@ -909,29 +909,35 @@ fn the_pause_before_a_keyframe_leads_by_the_queue_over_what_the_media_leaves_spa
 }
 
 /// A GEO balancer (minimum RTT 600 ms, no queue; the shipped growth step, ×1.25 a round)
-/// delivering 2 Mbit/s (152.5 kB in flight over 610 ms) with a cap of 150 kB, whose round
-/// sees `packets` acknowledged two at a time at `train_bps` from 300 ms on; the cap after the
-/// round.
-fn cap_after_a_train(packets: u64, train_bps: f64) -> u64 {
+/// whose first round delivered `in_flight` bytes over 610 ms, with a cap of 2.5 kB less, and
+/// whose second round sees `packets` acknowledged two at a time at `train_bps` from 300 ms into
+/// it; the cap after that round.
+fn cap_after_a_train_at(in_flight: u64, packets: u64, train_bps: f64) -> u64 {
     let at = |micros: u64, acked: u64| TransportView {
         now: Duration::from_micros(micros),
         acked_bytes: acked,
-        ..view(0, 1_000_000, 152_500, 610, 600)
+        ..view(0, 1_000_000, in_flight, 610, 600)
     };
     let mut b = Balancer::new(BalancerConfig {
         max_growth_per_round: 1.25,
         ..config()
     });
     b.observe(&at(0, 0));
-    b.window_bytes = 150_000;
+    b.observe(&at(610_000, 0));
+    b.window_bytes = in_flight - 2_500;
     let gap_micros = (2.0 * MTU as f64 * 8.0 / train_bps * 1e6) as u64;
     let mut acked = 0;
     for i in 1..=packets / 2 {
         acked += 2 * MTU;
-        b.observe(&at(300_000 + i * gap_micros, acked));
+        b.observe(&at(910_000 + i * gap_micros, acked));
     }
-    b.observe(&at(610_000, acked));
+    b.observe(&at(1_220_000, acked));
     b.window_bytes()
+}
+
+/// [`cap_after_a_train_at`] on a path delivering 2 Mbit/s (152.5 kB in flight, a cap of 150 kB).
+fn cap_after_a_train(packets: u64, train_bps: f64) -> u64 {
+    cap_after_a_train_at(152_500, packets, train_bps)
 }
 
 #[test]
@@ -946,6 +952,20 @@ fn a_train_of_acknowledgements_faster_than_we_deliver_takes_the_cap_to_most_of_i
     assert_eq!(cap_after_a_train(30, 2.05e6), grown);
     // Nor one too short to tell a rate from one acknowledgement more or less.
     assert_eq!(cap_after_a_train(20, 4e6), grown);
+}
+
+#[test]
+fn on_a_slow_path_a_train_of_eight_packets_is_read() {
+    // 600 kbit/s delivered (45.75 kB over 610 ms): a train is 120 ms of that, 9 kB, eight
+    // packets at the least. Eight back at 1 Mbit/s after the first acknowledgement (ten in
+    // all) take the cap to 0.8 × 125 kB/s × 600 ms.
+    let cap = cap_after_a_train_at(45_750, 10, 1e6);
+    assert!((59_500..=60_500).contains(&cap), "{cap}");
+    // Fewer are the reading's spread: the cap grows by the rules of an empty round.
+    let grown = cap_after_a_train_at(45_750, 8, 1e6);
+    assert!(grown < 50_000, "{grown}");
+    // At 2 Mbit/s a train is 24 packets: ten say nothing there.
+    assert_eq!(cap_after_a_train(10, 4e6), cap_after_a_train(10, 2.05e6));
 }
 
 #[test]
