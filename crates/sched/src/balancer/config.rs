@@ -117,6 +117,10 @@ pub(super) const BURST_JUMP_ABOVE: f64 = 1.15;
 /// The cap jumps to this share of the pipe at a train's rate (× the minimum RTT).
 pub(super) const BURST_PIPE_SHARE: f64 = 0.8;
 
+/// A jump of the cap to a train's pipe is released over half a round where the transport's pacer
+/// runs faster than this many times the train's rate (see `Balancer::released_window_bytes`).
+pub(super) const JUMP_RELEASE_PACER_ABOVE: f64 = 1.5;
+
 /// A train of acknowledgements faster than this many times the round's delivery rate lets the
 /// cap grow by its multiplicative step up to the train's whole pipe: a train within a few
 /// percent of what we deliver is the reading's own spread, not room.

@@ -908,15 +908,15 @@ fn the_pause_before_a_keyframe_leads_by_the_queue_over_what_the_media_leaves_spa
     assert_eq!(b.send_window().unwrap().bulk_bytes, 0, "paused");
 }
 
-/// A GEO balancer (minimum RTT 600 ms, no queue; the shipped growth step, ×1.25 a round)
-/// whose first round delivered `in_flight` bytes over 610 ms, with a cap of 2.5 kB less, and
-/// whose second round sees `packets` acknowledged two at a time at `train_bps` from 300 ms into
-/// it; the cap after that round.
-fn cap_after_a_train_at(in_flight: u64, packets: u64, train_bps: f64) -> u64 {
+/// A GEO balancer (minimum RTT 600 ms, no queue; the shipped growth step, ×1.25 a round;
+/// the controller's window `cwnd`) whose first round delivered `in_flight` bytes over 610 ms,
+/// with a cap of 2.5 kB less, and whose second round sees `packets` acknowledged two at a time
+/// at `train_bps` from 300 ms into it; the balancer at that round's end (1.22 s).
+fn after_a_train(in_flight: u64, packets: u64, train_bps: f64, cwnd: u64) -> Balancer {
     let at = |micros: u64, acked: u64| TransportView {
         now: Duration::from_micros(micros),
         acked_bytes: acked,
-        ..view(0, 1_000_000, in_flight, 610, 600)
+        ..view(0, cwnd, in_flight, 610, 600)
     };
     let mut b = Balancer::new(BalancerConfig {
         max_growth_per_round: 1.25,
@@ -932,7 +932,12 @@ fn cap_after_a_train_at(in_flight: u64, packets: u64, train_bps: f64) -> u64 {
         b.observe(&at(910_000 + i * gap_micros, acked));
     }
     b.observe(&at(1_220_000, acked));
-    b.window_bytes()
+    b
+}
+
+/// The cap after [`after_a_train`] with a controller's window of 1 MB.
+fn cap_after_a_train_at(in_flight: u64, packets: u64, train_bps: f64) -> u64 {
+    after_a_train(in_flight, packets, train_bps, 1_000_000).window_bytes()
 }
 
 /// [`cap_after_a_train_at`] on a path delivering 2 Mbit/s (152.5 kB in flight, a cap of 150 kB).
@@ -966,6 +971,38 @@ fn on_a_slow_path_a_train_of_eight_packets_is_read() {
     assert!(grown < 50_000, "{grown}");
     // At 2 Mbit/s a train is 24 packets: ten say nothing there.
     assert_eq!(cap_after_a_train(10, 4e6), cap_after_a_train(10, 2.05e6));
+}
+
+#[test]
+fn a_jump_is_released_to_the_bulk_over_half_a_round_where_the_pacer_would_burst_it() {
+    // 30 packets back at 4 Mbit/s take the cap from 150 to 240 kB, where its step alone gave
+    // 156.25 kB (see above).
+    let bulk_at = |b: &mut Balancer, micros: u64| {
+        b.observe(&TransportView {
+            now: Duration::from_micros(micros),
+            ..b.view.unwrap()
+        });
+        b.send_window().unwrap().bulk_bytes
+    };
+    // A 1 MB window is paced at 1.25 × 1 MB / 610 ms, 16.4 Mbit/s, over 1.5 × the train's
+    // 4 Mbit/s: the bulk gets the jump over half a round (305 ms).
+    let mut b = after_a_train(152_500, 30, 4e6, 1_000_000);
+    let cap = b.window_bytes();
+    assert!((239_000..=241_000).contains(&cap), "{cap}");
+    let start = bulk_at(&mut b, 1_220_000);
+    assert!((156_000..=156_500).contains(&start), "{start}");
+    let halfway = bulk_at(&mut b, 1_220_000 + 152_500);
+    let expected = 156_250 + (cap - 156_250) / 2;
+    assert!(
+        halfway.abs_diff(expected) <= 1_000,
+        "{halfway} against {expected}"
+    );
+    assert_eq!(bulk_at(&mut b, 1_220_000 + 305_000), cap);
+    // A 250 kB window is paced at 4.1 Mbit/s, the train's rate: the jump goes at once.
+    let mut b = after_a_train(152_500, 30, 4e6, 250_000);
+    let cap = b.window_bytes();
+    assert!((239_000..=241_000).contains(&cap), "{cap}");
+    assert_eq!(bulk_at(&mut b, 1_220_000), cap);
 }
 
 #[test]
