@@ -117,6 +117,10 @@ pub(super) const BURST_JUMP_ABOVE: f64 = 1.15;
 /// The cap jumps to this share of the pipe at a train's rate (× the minimum RTT).
 pub(super) const BURST_PIPE_SHARE: f64 = 0.8;
 
+/// How much faster than the controller's window per smoothed RTT the transport paces: quinn's
+/// pacer sends 1.25 windows per RTT.
+pub(super) const TRANSPORT_PACING_GAIN: f64 = 1.25;
+
 /// A jump of the cap to a train's pipe is released over half a round where the transport's pacer
 /// runs faster than this many times the train's rate (see `Balancer::released_window_bytes`).
 pub(super) const JUMP_RELEASE_PACER_ABOVE: f64 = 1.5;

@@ -31,8 +31,8 @@
 //!   the round's rate where that is fewer (at least eight): on a slow path no burst is long
 //!   enough for 24. Where the transport's pacer runs far faster than the train (the
 //!   controller's window well above the cap), the bulk is given the jump over half a round:
-//!   written at once it left at the pacer's rate and queued in front of the media. A cap below the media's own pipe
-//!   grows from that pipe, not from the floor: the cap counts both classes, and below the
+//!   written at once it left at the pacer's rate and queued in front of the media. A cap
+//!   below the media's own pipe grows from that pipe, not from the floor: the cap counts both classes, and below the
 //!   media's occupancy the bulk would send nothing for ten seconds of GEO rounds after each
 //!   overload.
 //! - **Room for media, just in time for both**: media may always have its own pipe (its rate
@@ -121,6 +121,7 @@ use config::{
     FAIRNESS_MAX_QUEUE_TARGETS, FAIRNESS_TIMESCALE, FRAME_WINDOW, JUMP_RELEASE_PACER_ABOVE,
     KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM, MEDIA_RATE_CLIMB_PER_S,
     MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE, OVERLOAD_SPARE_SHARE,
+    TRANSPORT_PACING_GAIN,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -711,7 +712,8 @@ impl Balancer {
     }
 
     /// The bulk's cap: a jump to a train's pipe is released evenly over half the next round
-    /// where the transport's pacer (1.25 × the controller's window per smoothed RTT) runs at
+    /// where the transport's pacer ([`TRANSPORT_PACING_GAIN`] × the controller's window per
+    /// smoothed RTT) runs at
     /// more than [`JUMP_RELEASE_PACER_ABOVE`] times the train's rate. Written at once, the jump
     /// left at the pacer's rate and stood in the queue in front of the media (media-bulk-geo
     /// with 3× steps, Cubic, seed 2: 108 kB, 160 ms at 5.4 Mbit/s, with a window of 868 kB
@@ -721,10 +723,12 @@ impl Balancer {
         let Some((at, from, train_bytes_per_s)) = self.window_jumped_from else {
             return self.window_bytes;
         };
+        if view.srtt.is_zero() {
+            return self.window_bytes;
+        }
         let srtt = view.srtt.as_secs_f64();
-        let pacer_bytes_per_s = 1.25 * view.cwnd_bytes as f64 / srtt.max(1e-6);
+        let pacer_bytes_per_s = TRANSPORT_PACING_GAIN * view.cwnd_bytes as f64 / srtt;
         if from >= self.window_bytes
-            || srtt <= 0.0
             || pacer_bytes_per_s <= JUMP_RELEASE_PACER_ABOVE * train_bytes_per_s
         {
             return self.window_bytes;
