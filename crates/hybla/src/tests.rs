@@ -825,6 +825,65 @@ fn a_standing_queue_while_the_flow_gets_less_than_its_capacity_is_competition() 
     assert_eq!(h.congestion_threshold(), MS(50) / 4);
 }
 
+/// Growth per RTT 7 s after a congestion cut at [`on_known_path`] with 300 segments: before
+/// the cut the flow got `bytes_per_ms` (of the declared 1 000 per ms) through a 50 ms queue
+/// for 1.4 s; after it, no queue and the same rate (the others cut too and regrow).
+/// Returns the growth and the window over the window before the cut.
+fn growth_7_s_after_a_cut(bytes_per_ms: u64) -> (f64, f64) {
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), bytes_per_ms, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(3000), bytes_per_ms, |_| MS(50));
+    let before_cut = h.window();
+    h.on_congestion_event(t, t - MS(550), false, MSS);
+    assert_eq!(h.window(), before_cut / 2);
+    let t = feed(&mut h, t, t + MS(7000), bytes_per_ms, |_| Duration::ZERO);
+    let (per_rtt, window) = quiet_ack(&mut h, t);
+    (per_rtt, window as f64 / before_cut as f64)
+}
+
+#[test]
+fn after_a_cut_next_to_a_competitor_the_regrowth_to_the_window_it_came_from_competes() {
+    // Half the capacity through a standing queue: a competitor. Its hold (5 s) has lapsed 7 s
+    // after the cut, but the window (half, plus a segment per RTT) is still below the one it
+    // was cut from: one segment per RTT, NewReno's, not ρ² = 400.
+    let (per_rtt, window) = growth_7_s_after_a_cut(MSS / 2);
+    assert!(window < 0.6, "{window}");
+    assert!((per_rtt - 1.0).abs() < 1e-6, "{per_rtt}");
+    // A tenth of the capacity with a queue standing is a stall, not a competitor: the hold
+    // lapses and the window is back to ρ² below the pipe.
+    let (per_rtt, _) = growth_7_s_after_a_cut(MSS / 10);
+    assert!((per_rtt - 400.0).abs() < 1e-6, "{per_rtt}");
+}
+
+/// Growth per RTT of a flow with `window_segments` in flight that gets half the declared
+/// 1 MB/s through a standing 50 ms queue on [`on_known_path`] for 2 s (a competitor; the
+/// queue keeps the window's growth at a segment per RTT until the competitor shows), after
+/// 100 ms of the empty path's RTT the application limited (no growth).
+fn competing_growth_with(window_segments: u64) -> f64 {
+    let mut h = on_known_path(window_segments * MSS);
+    let mut now = MS(1000);
+    while now < MS(3000) {
+        let empty = now < MS(1100);
+        let queue = if empty { Duration::ZERO } else { MS(50) };
+        h.on_ack(now, now - MS(500) - queue, MSS / 2, empty);
+        h.on_end_acks(now, h.window(), false);
+        now += MS(1);
+    }
+    assert!(h.competing());
+    quiet_ack(&mut h, now).0
+}
+
+#[test]
+fn at_a_full_link_the_flow_holding_less_than_the_others_catches_up_at_rho_per_rtt() {
+    // The pipe and the queue hold 1 MB/s × 550 ms = 550 segments. Starting from 300 (357 by
+    // the time the queue shows) the flow holds more than the others: NewReno's segment per
+    // RTT. From 120 (about 200 then, against 350) it catches up at ρ = 20 per RTT.
+    let bigger = competing_growth_with(300);
+    assert!((bigger - 1.0).abs() < 1e-6, "{bigger}");
+    let smaller = competing_growth_with(120);
+    assert!((smaller - 20.0).abs() < 1e-6, "{smaller}");
+}
+
 #[test]
 fn the_time_judged_shared_counts_every_stretch_between_ack_frames_spent_competing() {
     // Competition found as above; two more seconds of the same add two seconds to the tally.

@@ -188,7 +188,13 @@ impl Hybla {
                 let rtt = self.base_rtt.get().unwrap_or(self.params.rtt0) + self.queue.delay();
                 let matched =
                     self.others_growth_bytes_per_s * rtt.as_secs_f64() / self.mss_bytes as f64;
-                matched.clamp(1.0, self.rho * self.rho)
+                // The smaller flow catches up at ρ per RTT (a NewReno at RTT0 filling a queue,
+                // seen from this RTT): matched growth keeps the shares where they are, and
+                // Cubic regrows mostly while the link is not full, where its growth does not
+                // show in the queue. Next to Cubic at 600 ms behind a quarter-BDP RED queue,
+                // matched growth alone left Hybla 1.10 Mbit/s against Cubic's 6.25.
+                let catch_up = if self.others_hold_more { self.rho } else { 1.0 };
+                matched.max(catch_up).clamp(1.0, self.rho * self.rho)
             }
             CompetingGrowth::Reno => 1.0,
             CompetingGrowth::Rho => self.rho,

@@ -124,6 +124,17 @@ pub struct Hybla {
     competition_seen_since: Option<Duration>,
     /// When the flow last drained its own excess queue.
     drained_at: Option<Duration>,
+    /// The window a congestion cut taken while credibly competing came from: the regrowth up
+    /// to it is competing too (`hold_competition_through_regrowth`).
+    competing_regrowth_to: Option<u64>,
+    /// Whether the last detection of competition was credible: a share of the capacity that
+    /// a competitor explains, on a quiet reading, after start-up.
+    competition_credible: bool,
+    /// Bytes in flight after the last ACK frame.
+    last_in_flight_bytes: u64,
+    /// At the last full link: whether the others' bytes in flight exceeded the flow's own
+    /// (`compare_with_the_others`).
+    others_hold_more: bool,
     /// When a drain last took the window down to the pipe, below what the flow had in
     /// flight: a queue that outlives it is somebody else's. Not a drain that kept an
     /// application's flight (its queue target stands on after it): behind the balancer that
@@ -237,6 +248,10 @@ impl Hybla {
             reduced_at: None,
             competition_seen_since: None,
             drained_at: None,
+            competing_regrowth_to: None,
+            competition_credible: false,
+            last_in_flight_bytes: 0,
+            others_hold_more: false,
             drained_flight_at: None,
             growth_anchor: None,
             others_growth_bytes_per_s: 0.0,
@@ -518,6 +533,7 @@ impl Hybla {
         }
         self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
+        self.last_in_flight_bytes = in_flight_bytes;
         self.end_ack_frame(now);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
@@ -640,6 +656,8 @@ impl Hybla {
                 self.path_seen_empty_at = Some(now);
             }
             if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh && !owned {
+                self.compare_with_the_others(now, base);
+                self.hold_competition_through_regrowth(now, base);
                 self.detect_competition(now, base);
                 self.measure_others_growth(now, base);
                 if !self.competing() {
@@ -772,7 +790,11 @@ impl Hybla {
         if !in_this_recovery {
             self.recovery_start = Some(now);
             // W ← β·W (Reno's halving, β = 0.5), once per recovery period (RFC 9002 §7.3.2);
-            // alone on a path with jitter, no lower than the window the jitter needs.
+            // alone on a path with jitter, no lower than the window the jitter needs. Next to
+            // a competitor, the regrowth to this window competes too.
+            self.competing_regrowth_to =
+                (self.competing() && self.competition_credible && !self.others_hold_more)
+                    .then_some(self.cwnd_bytes);
             let halved = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
             let jitter_pipe = self.jitter_pipe_bytes(base).unwrap_or(0);
             let reduced = halved.max(jitter_pipe.min(self.cwnd_bytes));
