@@ -885,6 +885,21 @@ fn at_a_full_link_the_flow_holding_less_than_the_others_catches_up_at_rho_per_rt
 }
 
 #[test]
+fn next_to_a_credible_competitor_a_loss_at_a_queue_of_one_budget_is_congestion() {
+    // Competition found (half the declared 1 MB/s through a 50 ms queue), then the queue at
+    // 5 ms: above the flow's budget (2.5 ms), below a quarter of the highest queue (12.5 ms),
+    // where an AQM drops at a low average. A loss of a packet that met it is congestion.
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+    let t = feed(&mut h, t, MS(3500), MSS / 2, |_| MS(5));
+    assert!(h.competing());
+    assert!(h.queue_budget() < MS(5) && h.congestion_threshold() > MS(5));
+    h.on_congestion_event(t, MS(3300) - MS(505), false, MSS);
+    assert_eq!(h.loss_tally().congestion_events, 1);
+}
+
+#[test]
 fn the_time_judged_shared_counts_every_stretch_between_ack_frames_spent_competing() {
     // Competition found as above; two more seconds of the same add two seconds to the tally.
     // A flow alone at its capacity with no queue never competes and counts nothing.
