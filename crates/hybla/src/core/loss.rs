@@ -95,8 +95,8 @@ impl Hybla {
         // Next to a credible competitor (see `CREDIBLE_COMPETITION_MIN_SHARE`), a loss at a
         // queue of at least one budget is congestion too: an AQM drops while its average is
         // low, below a quarter of the highest queue recently seen (the regrowth's and
-        // start-up's peaks), and RED's drops behind a quarter-BDP buffer at 100 ms were 40–55 %
-        // taken as congestion (63–80 % with this rule; neighbours harmed in 7 cells instead of
+        // start-up's peaks), and RED's drops behind a quarter-BDP buffer at 100 ms were 40–68 %
+        // taken as congestion (62–80 % with this rule; neighbours harmed in 7 cells instead of
         // 9). A lone flow never competes credibly: the loss matrix is unchanged.
         if self.competing() && self.competition_credible && queue >= self.queue.budget() {
             return LossVerdict::Congestion;
