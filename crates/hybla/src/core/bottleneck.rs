@@ -24,11 +24,7 @@ impl Hybla {
     /// few RTTs.
     pub(super) fn refresh_base_rtt(&mut self, now: Duration, base: Duration) {
         let since = *self.path_seen_empty_at.get_or_insert(now);
-        if now < since + self.params.base_rtt_window / 2
-            || self
-                .reduced_at
-                .is_some_and(|t| now < t + base + self.queue.delay())
-        {
+        if now < since + self.params.base_rtt_window / 2 || !self.settled_for(now, base, 1) {
             return;
         }
         let Some(rate) = self.rate.recent_rate_bytes_per_s() else {
@@ -54,9 +50,7 @@ impl Hybla {
     /// clearly less than the capacity it measured. Not within a round of its own reduction:
     /// its rate falls at once while its own queue takes that long to drain.
     pub(super) fn detect_competition(&mut self, now: Duration, base: Duration) {
-        let settled = self
-            .reduced_at
-            .is_none_or(|t| now >= t + base + self.queue.delay());
+        let settled = self.settled_for(now, base, 1);
         let standing = self.queue.standing() >= self.competition_queue();
         // The flow drained its own excess to the pipe a round ago, yet the queue still stands:
         // it is not the flow's (a competitor that fills the queue may leave the flow most of
@@ -83,11 +77,19 @@ impl Hybla {
         }
     }
 
+    /// Whether `rounds` rounds (base RTT + the queue now) have passed since the window was last
+    /// reduced, or it never was: the RTT samples then show the reduced window, not the queue
+    /// the old one left.
+    fn settled_for(&self, now: Duration, base: Duration, rounds: u32) -> bool {
+        self.reduced_at
+            .is_none_or(|t| now >= t + rounds * (base + self.queue.delay()))
+    }
+
     /// After a congestion cut taken while competing (credibly: see
     /// [`CREDIBLE_COMPETITION_MIN_SHARE`]) and holding more than the others at the last full
     /// link ([`Self::compare_with_the_others`]), the regrowth up to the window the cut came
-    /// from is competing too, however long it takes. The others cut on the same losses and regrow at
-    /// their own pace; NewReno at 600 ms regrows a segment per 600 ms, over minutes. A hold
+    /// from is competing too, however long it takes. The others cut on the same losses and
+    /// regrow at their own pace; NewReno at 600 ms regrows a segment per 600 ms, over minutes. A hold
     /// that lapsed after its 5 s let Hybla's ρ² refill the whole pipe within a round, into
     /// the queue the others were still regrowing in: at 600 ms, 10 Mbit/s, behind a
     /// quarter-BDP RED queue NewReno kept 10 % of what it gets next to NewReno, and its
@@ -121,11 +123,14 @@ impl Hybla {
     ///
     /// Next to Cubic at 600 ms the reading was 650–720 kB against Cubic's 610–710 kB in
     /// flight (10 Mbit/s, quarter-BDP drop-tail); alone, within ±3 % of the pipe.
-    pub(super) fn compare_with_the_others(&mut self, now: Duration, base: Duration) {
-        let settled = self
-            .reduced_at
-            .is_none_or(|t| now >= t + 2 * (base + self.queue.delay()));
-        let window_limited = self.last_in_flight_bytes as f64
+    pub(super) fn compare_with_the_others(
+        &mut self,
+        now: Duration,
+        base: Duration,
+        in_flight_bytes: u64,
+    ) {
+        let settled = self.settled_for(now, base, 2);
+        let window_limited = in_flight_bytes as f64
             >= WINDOW_LIMITED_FLIGHT_SHARE * self.cwnd_bytes as f64
             && !self.round_limited_elsewhere;
         if !settled
@@ -142,7 +147,7 @@ impl Hybla {
             .chain(self.capacity_bytes_per_s())
             .fold(0.0, f64::max);
         let total = capacity * (base + self.queue.standing()).as_secs_f64();
-        let own = self.last_in_flight_bytes as f64;
+        let own = in_flight_bytes as f64;
         self.others_hold_more = total - own > own;
     }
 
@@ -257,10 +262,10 @@ impl Hybla {
         if now < since + base {
             return;
         }
-        let round = base + self.queue.delay();
-        if self.reduced_at.is_some_and(|t| now < t + round) {
+        if !self.settled_for(now, base, 1) {
             return;
         }
+        let round = base + self.queue.delay();
         // A queue that outlives a drain is not the flow's own: leave the rounds after a drain
         // to competition detection, or the flow drains again as soon as it settles and
         // shrinks to its current share of a queue somebody else keeps full.

@@ -130,8 +130,6 @@ pub struct Hybla {
     /// Whether the last detection of competition was credible: a share of the capacity that
     /// a competitor explains, on a quiet reading, after start-up.
     competition_credible: bool,
-    /// Bytes in flight after the last ACK frame.
-    last_in_flight_bytes: u64,
     /// At the last full link: whether the others' bytes in flight exceeded the flow's own
     /// (`compare_with_the_others`).
     others_hold_more: bool,
@@ -250,7 +248,6 @@ impl Hybla {
             drained_at: None,
             competing_regrowth_to: None,
             competition_credible: false,
-            last_in_flight_bytes: 0,
             others_hold_more: false,
             drained_flight_at: None,
             growth_anchor: None,
@@ -533,8 +530,7 @@ impl Hybla {
         }
         self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
-        self.last_in_flight_bytes = in_flight_bytes;
-        self.end_ack_frame(now);
+        self.end_ack_frame(now, in_flight_bytes);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
         });
@@ -589,7 +585,7 @@ impl Hybla {
 
     /// Closes one ACK frame: the queue reading and what it drives, and, at the first frame a
     /// base RTT after the last, the round (its delivered and lost bytes, for the loss rate).
-    fn end_ack_frame(&mut self, now: Duration) {
+    fn end_ack_frame(&mut self, now: Duration, in_flight_bytes: u64) {
         let owned = self.resume_owns_window();
         let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
@@ -656,7 +652,7 @@ impl Hybla {
                 self.path_seen_empty_at = Some(now);
             }
             if self.params.growth == Growth::PipeAware && !self.estimating_ssthresh && !owned {
-                self.compare_with_the_others(now, base);
+                self.compare_with_the_others(now, base, in_flight_bytes);
                 self.hold_competition_through_regrowth(now, base);
                 self.detect_competition(now, base);
                 self.measure_others_growth(now, base);
