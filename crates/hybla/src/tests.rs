@@ -855,6 +855,35 @@ fn after_a_cut_next_to_a_competitor_the_regrowth_to_the_window_it_came_from_comp
     assert!((per_rtt - 400.0).abs() < 1e-6, "{per_rtt}");
 }
 
+/// Growth per RTT 7 s after a congestion cut (ρ = 20) of a flow that found a competitor on a
+/// noisy reading: 4.8 s of a queue that comes and goes within a round (30 ms for 250 ms of
+/// every 600, longer than the filter window: a neighbour's sawtooth behind RED), then half
+/// the declared capacity through a standing 50 ms queue; after the cut, no queue and the
+/// same rate.
+#[test]
+fn above_rho_3_a_competitor_found_on_a_noisy_reading_holds_the_regrowth() {
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(6400), MSS / 2, |now| {
+        if now.as_millis() % 600 < 250 {
+            MS(30)
+        } else {
+            Duration::ZERO
+        }
+    });
+    let t = feed(&mut h, t, MS(7800), MSS / 2, |_| MS(50));
+    assert!(h.competing());
+    assert!(h.noisy_recently_for_test());
+    let before_cut = h.window();
+    h.on_congestion_event(t, t - MS(550), false, MSS);
+    let t = feed(&mut h, t, t + MS(7000), MSS / 2, |_| Duration::ZERO);
+    // At ρ = 20 the noise is the shared queue's own: 7 s after the cut, past the 5 s hold,
+    // the regrowth to the window it came from still competes, one segment per RTT.
+    let (per_rtt, window) = quiet_ack(&mut h, t);
+    assert!(window < before_cut, "{window} {before_cut}");
+    assert!((per_rtt - 1.0).abs() < 1e-6, "{per_rtt}");
+}
+
 /// Growth per RTT of a flow with `window_segments` in flight that gets half the declared
 /// 1 MB/s through a standing 50 ms queue on [`on_known_path`] for 2 s (a competitor; the
 /// queue keeps the window's growth at a segment per RTT until the competitor shows), after

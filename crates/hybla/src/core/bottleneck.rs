@@ -70,11 +70,25 @@ impl Hybla {
             self.competition_credible = self
                 .rate_share()
                 .is_some_and(|share| share >= CREDIBLE_COMPETITION_MIN_SHARE)
-                && !self.noisy_recently()
+                && !self.noise_discredits_competition()
                 && self
                     .startup_ended_at
                     .is_none_or(|end| now >= end + CREDIBLE_AFTER_STARTUP_RTTS * base);
         }
+    }
+
+    /// Whether the reading's noise makes a competitor found now a doubtful one: only where the
+    /// noise rules apply (ρ below [`NOISE_RULES_MAX_RHO`]), on the short paths whose jitter
+    /// reads as a neighbour's queue (`leo-starlink`'s held draws). Above it the noise is the
+    /// competitor's own doing: RED's early drops and a neighbour's sawtooth make the queue
+    /// come and go within a round. Next to Cubic or NewReno at 100 ms behind a quarter-BDP
+    /// RED queue the reading was noisy at every detection, the competition never credible,
+    /// and each hold lapsed 5 s after the cut into a ρ² refill that RED answered by dropping
+    /// the neighbour's packets: it kept 47 % (Cubic) and 63 % (NewReno) of what it gets next
+    /// to its own kind, 87 % and 94 % with the noise left out of it above ρ = 3
+    /// (reports/hybla-friendliness §7, "Competition credible under RED's noise").
+    fn noise_discredits_competition(&self) -> bool {
+        self.noisy_recently() && self.rho < NOISE_RULES_MAX_RHO
     }
 
     /// Whether `rounds` rounds (base RTT + the queue now) have passed since the window was last

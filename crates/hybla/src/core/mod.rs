@@ -480,6 +480,12 @@ impl Hybla {
         self.rho_known = true;
     }
 
+    /// Whether the queue reading was noisy recently (the tests' window on the noise rules).
+    #[cfg(test)]
+    pub(crate) fn noisy_recently_for_test(&self) -> bool {
+        self.noisy_recently()
+    }
+
     /// Datagrams of `bytes` were sent at `now` (Careful Resume counts its flight from them).
     pub fn on_sent(&mut self, now: Duration, bytes: u64) {
         let command = self
