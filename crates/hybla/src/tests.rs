@@ -855,6 +855,26 @@ fn after_a_cut_next_to_a_competitor_the_regrowth_to_the_window_it_came_from_comp
     assert!((per_rtt - 400.0).abs() < 1e-6, "{per_rtt}");
 }
 
+#[test]
+fn the_regrowth_hold_ends_in_a_round_the_application_limited() {
+    // A cut next to a credible competitor (half the capacity through a standing queue), then
+    // 7 s in which the application sends less than the window: the window cannot regrow to
+    // the target, and the flow is no longer held in the competing mode once the 5 s hold from
+    // the detection has lapsed. Without the application's limit it still is (the test above).
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+    assert!(h.competing());
+    h.on_congestion_event(t, t - MS(550), false, MSS);
+    let mut now = t;
+    while now < t + MS(7000) {
+        h.on_ack(now, now - MS(500), MSS / 2, true);
+        h.on_end_acks(now, 0, true);
+        now += MS(1);
+    }
+    assert!(!h.competing());
+}
+
 /// Growth per RTT 7 s after a congestion cut (ρ = 20) of a flow that found a competitor on a
 /// noisy reading: 4.8 s of a queue that comes and goes within a round (30 ms for 250 ms of
 /// every 600, longer than the filter window: a neighbour's sawtooth behind RED), then half
