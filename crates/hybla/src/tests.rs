@@ -809,15 +809,23 @@ fn a_base_rtt_that_crept_up_does_not_make_the_queue_look_empty() {
     assert_eq!(smallest, 495_000, "a refresh at 0.99 × 1 MB/s × 500 ms");
 }
 
+/// A flow on [`on_known_path`] with 300 segments that got half the declared 1 MB/s for 0.6 s
+/// with no queue, then through a standing 50 ms queue until 3 s: a competitor found. Returns
+/// it and the time after the last ACK frame.
+fn competing_at_half_capacity() -> (Hybla, Duration) {
+    let mut h = on_known_path(300 * MSS);
+    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
+    let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+    assert!(h.competing());
+    (h, t)
+}
+
 #[test]
 fn a_standing_queue_while_the_flow_gets_less_than_its_capacity_is_competition() {
     // Half the capacity (0.5 MB/s of the declared 1 MB/s) through a 50 ms queue for more than
     // a round: somebody else's packets are in the queue. Growth is then one segment per RTT
     // (NewReno's), and a loss counts as congestion from a quarter of the highest queue.
-    let mut h = on_known_path(300 * MSS);
-    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
-    let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
-    assert!(h.competing());
+    let (mut h, t) = competing_at_half_capacity();
     let (w, before) = (h.window(), h.window() as f64 + h.pending_increment_bytes());
     h.on_ack(t, t - MS(550), MSS, false);
     let g = h.window() as f64 + h.pending_increment_bytes() - before;
@@ -861,10 +869,7 @@ fn the_regrowth_hold_ends_in_a_round_the_application_limited() {
     // 7 s in which the application sends less than the window: the window cannot regrow to
     // the target, and the flow is no longer held in the competing mode once the 5 s hold from
     // the detection has lapsed. Without the application's limit it still is (the test above).
-    let mut h = on_known_path(300 * MSS);
-    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
-    let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
-    assert!(h.competing());
+    let (mut h, t) = competing_at_half_capacity();
     h.on_congestion_event(t, t - MS(550), false, MSS);
     let mut now = t;
     while now < t + MS(7000) {
@@ -938,9 +943,7 @@ fn next_to_a_credible_competitor_a_loss_at_a_queue_of_one_budget_is_congestion()
     // Competition found (half the declared 1 MB/s through a 50 ms queue), then the queue at
     // 5 ms: above the flow's budget (2.5 ms), below a quarter of the highest queue (12.5 ms),
     // where an AQM drops at a low average. A loss of a packet that met it is congestion.
-    let mut h = on_known_path(300 * MSS);
-    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
-    let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+    let (mut h, t) = competing_at_half_capacity();
     let t = feed(&mut h, t, MS(3500), MSS / 2, |_| MS(5));
     assert!(h.competing());
     assert!(h.queue_budget() < MS(5) && h.congestion_threshold() > MS(5));
@@ -976,10 +979,7 @@ fn delivering_more_than_the_declared_capacity_voids_a_competition_found_by_the_s
     // (at least ρ = 20 segments per RTT), not the competing mode's one segment, which a flow
     // still getting half the capacity keeps.
     fn growth_after(bytes_per_ms: u64) -> (bool, f64) {
-        let mut h = on_known_path(300 * MSS);
-        let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
-        let t = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
-        assert!(h.competing());
+        let (mut h, t) = competing_at_half_capacity();
         let t = feed(&mut h, t, MS(4200), bytes_per_ms, |_| Duration::ZERO);
         (h.competing(), quiet_ack(&mut h, t).0)
     }
@@ -1273,10 +1273,8 @@ fn shared_growth_is_the_mean_since_the_queues_trough_as_for_cubics_cycle() {
     // A Cubic-like competitor: the queue rises 80 ms per second for 2 s after its trough,
     // then stays on a plateau for 4 s. What matches it is its mean growth over the cycle so
     // far, 160 ms / 6 s ≈ 26.7 kB/s at 1 MB/s, not the last spans' (none) nor the first's (80).
-    let mut h = on_known_path(300 * MSS);
-    let t = feed(&mut h, MS(1000), MS(1600), MSS / 2, |_| Duration::ZERO);
     // Competition first, on a flat 50 ms queue; the rise starts from there.
-    let start = feed(&mut h, t, MS(3000), MSS / 2, |_| MS(50));
+    let (mut h, start) = competing_at_half_capacity();
     assert!(h.competing());
     let queue = |now: Duration| {
         let rising = (now - start).as_secs_f64().min(2.0);

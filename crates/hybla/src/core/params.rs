@@ -135,8 +135,8 @@ pub const COMPETITION_HOLD_RTTS: u32 = 8;
 /// hold the regrowth after a cut at the competing pace (`Hybla::hold_competition_through_regrowth`),
 /// nor makes a loss at a queue of one budget congestion (`Hybla::classify`).
 /// Nor is one found on a noisy reading where the noise rules apply (below
-/// [`NOISE_RULES_MAX_RHO`]: `Hybla::noise_discredits_competition`), or within [`CREDIBLE_AFTER_STARTUP_RTTS`] of start-up's
-/// end, while the rate still ramps: alone on the loss matrix's 20/2 Mbit/s, 250 ms path at
+/// [`NOISE_RULES_MAX_RHO`]: `Hybla::noise_discredits_competition`), or within
+/// [`CREDIBLE_AFTER_STARTUP_RTTS`] of start-up's end, while the rate still ramps: alone on the loss matrix's 20/2 Mbit/s, 250 ms path at
 /// 0.5 % loss, both made the flow compete (shares 0.56 at 1.3 s, 0.0002 at 36 s), and holding
 /// the regrowth behind them cost 97 → 68 % of the ceiling; on the 30 ms paths with 10 ms of
 /// jitter, 83 → 79 %.
