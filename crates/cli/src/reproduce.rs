@@ -13,7 +13,7 @@ use crate::progress::RunCounter;
 pub struct ReproduceArgs {
     /// Experiments to run (default: all): thesis-geo, thesis-leo, paper-ideal,
     /// paper-congestion, paper-linkloss, paper-fairness, poster-latecomer, kuhn, sat,
-    /// picoquic-sat.
+    /// picoquic-sat, loss-matrix, fairness-matrix.
     pub experiments: Vec<String>,
     /// Report directory (REPORT.md and figures).
     #[arg(long, default_value = "out/reproduce")]
@@ -27,6 +27,10 @@ pub struct ReproduceArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Seeds per cell of the fairness matrix (1..=N): shares as geometric means over the
+    /// seeds with their range, loss verdicts pooled. The other experiments run seed 1.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seeds: u64,
 }
 
 /// Runs the command.
@@ -41,6 +45,7 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
         out: &args.out,
         quick: args.quick,
         threads,
+        seeds: args.seeds,
         progress: &counter,
         cancel: &cancel,
     };
@@ -49,6 +54,7 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
     let command = std::iter::once("satquic reproduce".to_owned())
         .chain(args.experiments.iter().cloned())
         .chain(args.quick.then(|| "--quick".to_owned()))
+        .chain((args.seeds > 1).then(|| format!("--seeds {}", args.seeds)))
         .chain(["--out".to_owned(), args.out.display().to_string()])
         .collect::<Vec<_>>()
         .join(" ");

@@ -134,11 +134,43 @@ pub fn match_losses(drops: &[Drop], batches: &[Batch]) -> MatchedLosses {
             m.random_losses_undeclared += 1;
         }
     }
-    let share =
-        |right: u64, wrong: u64| (right + wrong > 0).then(|| right as f64 / (right + wrong) as f64);
-    m.queue_drop_accuracy = share(m.queue_drops_as_congestion, m.queue_drops_as_random);
-    m.random_loss_accuracy = share(m.random_losses_as_random, m.random_losses_as_congestion);
-    m
+    m.with_accuracies()
+}
+
+impl MatchedLosses {
+    /// The counts of several runs together (seeds of one cell), with the accuracies over all
+    /// of them: a share of the pooled losses, not a mean of per-run shares, so a run with
+    /// two drops weighs as two drops.
+    pub fn pooled(runs: impl IntoIterator<Item = MatchedLosses>) -> MatchedLosses {
+        runs.into_iter()
+            .fold(MatchedLosses::default(), |a, b| MatchedLosses {
+                queue_drops_as_congestion: a.queue_drops_as_congestion
+                    + b.queue_drops_as_congestion,
+                queue_drops_as_random: a.queue_drops_as_random + b.queue_drops_as_random,
+                queue_drops_undeclared: a.queue_drops_undeclared + b.queue_drops_undeclared,
+                random_losses_as_random: a.random_losses_as_random + b.random_losses_as_random,
+                random_losses_as_congestion: a.random_losses_as_congestion
+                    + b.random_losses_as_congestion,
+                random_losses_undeclared: a.random_losses_undeclared + b.random_losses_undeclared,
+                batches_without_drops: a.batches_without_drops + b.batches_without_drops,
+                queue_drop_accuracy: None,
+                random_loss_accuracy: None,
+            })
+            .with_accuracies()
+    }
+
+    fn with_accuracies(mut self) -> MatchedLosses {
+        let share = |right: u64, wrong: u64| {
+            (right + wrong > 0).then(|| right as f64 / (right + wrong) as f64)
+        };
+        self.queue_drop_accuracy =
+            share(self.queue_drops_as_congestion, self.queue_drops_as_random);
+        self.random_loss_accuracy = share(
+            self.random_losses_as_random,
+            self.random_losses_as_congestion,
+        );
+        self
+    }
 }
 
 #[cfg(test)]
@@ -223,5 +255,29 @@ mod tests {
             (None, None)
         );
         assert_eq!(none.batches_without_drops, 3);
+    }
+
+    #[test]
+    fn pooled_runs_share_their_losses_not_their_accuracies() {
+        use LossVerdict::*;
+        // Run 1: one queue drop taken as congestion. Run 2: three taken as random.
+        let one = match_losses(&[drop(1, true)], &[batch(1, Congestion)]);
+        let three = match_losses(
+            &[drop(1, true), drop(2, true), drop(3, true), drop(4, false)],
+            &[batch(3, Random), batch(4, Random)],
+        );
+        let pooled = MatchedLosses::pooled([one, three]);
+        assert_eq!(
+            (
+                pooled.queue_drops_as_congestion,
+                pooled.queue_drops_as_random
+            ),
+            (1, 3)
+        );
+        // 1 of 4, not the mean of 100 % and 0 %.
+        assert_eq!(pooled.queue_drop_accuracy, Some(0.25));
+        assert_eq!(pooled.random_loss_accuracy, Some(1.0));
+        assert_eq!(pooled.batches_without_drops, 0);
+        assert_eq!(MatchedLosses::pooled([]).queue_drop_accuracy, None);
     }
 }

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use chart::{Colour, LineStyle, Series, StyledChart, StyledSeries};
 use lab::runner::{self, Job};
-use report::summary::{self, FlowSummary};
+use report::summary;
 use scenario::{RunSpec, Scenario};
+use sim::losses::MatchedLosses;
 
 use super::experiments::{check, load, set};
 use super::{Context, ReproduceError, Section};
@@ -51,23 +52,57 @@ struct Cell {
     red: bool,
     loss_percent: f64,
     pair: (&'static str, &'static str),
-    /// Goodput over the second half of the run, bit/s: (ours, other).
-    goodput_bps: (f64, f64),
-    /// Our flow's losses as the summary reports them.
-    ours: FlowSummary,
-    /// When the run ended, seconds.
-    end_s: f64,
+    /// Goodput over the second half of the run, bit/s, one entry per seed: (ours, other).
+    goodput_bps: Vec<(f64, f64)>,
+    /// How our flow took its losses against the path's record, pooled over the seeds.
+    matched: MatchedLosses,
+    /// Share of our flow's time in which it judged the bottleneck shared (Hybla's competing
+    /// mode), mean over the seeds; `None` for a controller that does not say.
+    shared_share: Option<f64>,
 }
 
 impl Cell {
-    /// Share of our flow's time in which it judged the bottleneck shared (Hybla's competing
-    /// mode); `None` for a controller that does not say.
-    fn shared_share(&self) -> Option<f64> {
-        self.ours.shared_share(self.end_s)
+    /// Our goodput over the other's: over several seeds their geometric mean, the mean a
+    /// ratio has (2 and 0.5 average to 1).
+    fn ratio(&self) -> f64 {
+        let ratio = |&(ours, other): &(f64, f64)| ours / other.max(1.0);
+        match self.goodput_bps.as_slice() {
+            [one] => ratio(one),
+            all => {
+                (all.iter().map(|g| ratio(g).max(1e-9).ln()).sum::<f64>() / all.len() as f64).exp()
+            }
+        }
     }
 
-    fn ratio(&self) -> f64 {
-        self.goodput_bps.0 / self.goodput_bps.1.max(1.0)
+    /// The lowest and highest seed's ratio.
+    fn ratio_range(&self) -> (f64, f64) {
+        self.goodput_bps
+            .iter()
+            .map(|&(ours, other)| ours / other.max(1.0))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                (lo.min(r), hi.max(r))
+            })
+    }
+
+    /// Each flow's goodput, mean over the seeds, bit/s: (ours, other).
+    fn mean_goodput_bps(&self) -> (f64, f64) {
+        let n = self.goodput_bps.len().max(1) as f64;
+        let (ours, other) = self
+            .goodput_bps
+            .iter()
+            .fold((0.0, 0.0), |(a, b), &(o, x)| (a + o, b + x));
+        (ours / n, other / n)
+    }
+
+    /// The ratio as the report prints it: with the seeds' range when there are several.
+    fn ratio_text(&self) -> String {
+        match self.goodput_bps.len() {
+            1 => format!("{:.2}", self.ratio()),
+            _ => {
+                let (lo, hi) = self.ratio_range();
+                format!("{:.2} [{lo:.2}–{hi:.2}]", self.ratio())
+            }
+        }
     }
 
     fn label(&self) -> String {
@@ -142,18 +177,21 @@ fn mixed_rtt_scenario(buffer: &str, ours: &str) -> Result<Scenario, ReproduceErr
     )
 }
 
-/// Runs every scenario as written (no controller override), seed 1.
+/// Runs every scenario as written (no controller override), seeds 1..=`ctx.seeds`: the runs
+/// of one scenario are consecutive, in seed order.
 fn run_scenarios(
     ctx: &Context,
     scenarios: &[Scenario],
 ) -> Result<Vec<report::CompletedRun>, ReproduceError> {
-    let spec = RunSpec {
-        cc_override: None,
-        seed: 1,
-    };
+    let specs: Vec<RunSpec> = (1..=ctx.seeds.max(1))
+        .map(|seed| RunSpec {
+            cc_override: None,
+            seed,
+        })
+        .collect();
     let mut jobs: Vec<Job> = Vec::new();
     for scenario in scenarios {
-        jobs.extend(runner::jobs(scenario, std::slice::from_ref(&spec), None)?);
+        jobs.extend(runner::jobs(scenario, &specs, None)?);
     }
     Ok(runner::run_jobs(
         &jobs,
@@ -218,26 +256,40 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
         }
     }
     let runs = run_scenarios(ctx, &scenarios)?;
+    let seeds = ctx.seeds.max(1) as usize;
+    // The runs of scenario i are runs[i * seeds..(i + 1) * seeds].
+    let runs_of = |i: usize| &runs[i * seeds..(i + 1) * seeds];
+    // Scenario i's seeds as one cell (its path fields filled by the caller).
+    let pooled = |i: usize, rtt_ms, buffer: String, red, loss_percent, pair| {
+        let mut goodput_bps = Vec::new();
+        let mut matched = Vec::new();
+        let mut shared = Vec::new();
+        for run in runs_of(i) {
+            let goodput = second_half_goodput_bps(run, 2);
+            goodput_bps.push((goodput[0], goodput[1]));
+            let summary = summary::run_summary(&scenarios[i], &run.label, &run.outcome);
+            let ours = &summary.flows[0];
+            matched.extend(ours.losses.matched);
+            shared.extend(ours.shared_share(summary.end_s));
+        }
+        Cell {
+            rtt_ms,
+            buffer,
+            red,
+            loss_percent,
+            pair,
+            goodput_bps,
+            matched: MatchedLosses::pooled(matched),
+            shared_share: (!shared.is_empty())
+                .then(|| shared.iter().sum::<f64>() / shared.len() as f64),
+        }
+    };
     let cells: Vec<Cell> = keys
         .iter()
-        .zip(&runs)
-        .zip(&scenarios)
-        .map(
-            |((&(rtt_ms, buffer, red, loss_percent, pair), run), scenario)| {
-                let goodput = second_half_goodput_bps(run, 2);
-                let summary = summary::run_summary(scenario, &run.label, &run.outcome);
-                Cell {
-                    rtt_ms,
-                    buffer: format!("{buffer} BDP"),
-                    red,
-                    loss_percent,
-                    pair,
-                    goodput_bps: (goodput[0], goodput[1]),
-                    ours: summary.flows[0].clone(),
-                    end_s: summary.end_s,
-                }
-            },
-        )
+        .enumerate()
+        .map(|(i, &(rtt_ms, buffer, red, loss_percent, pair))| {
+            pooled(i, rtt_ms, format!("{buffer} BDP"), red, loss_percent, pair)
+        })
         .collect();
 
     let dir = ctx.out.join("fairness-matrix");
@@ -264,9 +316,12 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
                     && (k.rtt_ms, &k.buffer, k.red, k.loss_percent)
                         == (c.rtt_ms, &c.buffer, c.red, c.loss_percent)
             })
-            .map_or(f64::NAN, |k| (k.goodput_bps.0 + k.goodput_bps.1) / 2.0)
+            .map_or(f64::NAN, |k| {
+                let (a, b) = k.mean_goodput_bps();
+                (a + b) / 2.0
+            })
     };
-    let kept = |c: &Cell| c.goodput_bps.1 / own_kind_bps(c).max(1.0);
+    let kept = |c: &Cell| c.mean_goodput_bps().1 / own_kind_bps(c).max(1.0);
     let mut harmed = Vec::new();
     let friendly = |c: &Cell| {
         let r = c.ratio();
@@ -286,7 +341,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
             "\n**hybla against {other}**\n\n| RTT, buffer, queue | loss | hybla / {other} | Mbit/s | NewReno / NewReno | {other} kept | queue drops taken as congestion | random losses taken as random | hybla competing |\n|---|---|---|---|---|---|---|---|---|\n"
         );
         for c in cells.iter().filter(|c| c.pair == ("hybla", other)) {
-            let m = c.ours.losses.matched.unwrap_or_default();
+            let m = c.matched;
             let ok = friendly(c);
             if !ok {
                 unfriendly.push(format!("{other}: {} ({:.2})", c.label(), c.ratio()));
@@ -303,22 +358,22 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
             let aqm = if c.red { "RED" } else { "drop-tail" };
             let _ = writeln!(
                 measured,
-                "| {} ms, {}, {aqm} | {} % | {}{:.2} | {:.2} / {:.2} | {:.2} | {:.0} % | {} of {queue_drops} | {} | {} |",
+                "| {} ms, {}, {aqm} | {} % | {}{} | {:.2} / {:.2} | {:.2} | {:.0} % | {} of {queue_drops} | {} | {} |",
                 c.rtt_ms,
                 c.buffer,
                 c.loss_percent,
                 if ok { "" } else { "**✗** " },
-                c.ratio(),
-                c.goodput_bps.0 / 1e6,
-                c.goodput_bps.1 / 1e6,
+                c.ratio_text(),
+                c.mean_goodput_bps().0 / 1e6,
+                c.mean_goodput_bps().1 / 1e6,
                 calibration(c),
                 100.0 * kept(c),
                 percent(m.queue_drop_accuracy),
                 percent(m.random_loss_accuracy),
-                percent(c.shared_share()),
+                percent(c.shared_share),
             );
         }
-        figures.push(ratio_figure(&dir, &cells, other)?);
+        figures.push(ratio_figure(&dir, &cells, other, ctx.seeds)?);
     }
 
     let _ = write!(
@@ -328,14 +383,13 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     let mut mixed_ok = true;
     let mut mixed_measured = Vec::new();
     for (k, (label, _)) in MIXED_BUFFERS.iter().enumerate() {
-        for (j, ours) in ["hybla", "newreno"].iter().enumerate() {
+        for (j, &ours) in ["hybla", "newreno"].iter().enumerate() {
             let index = mixed_start + 2 * k + j;
-            let run = &runs[index];
-            let goodput = second_half_goodput_bps(run, 2);
-            let ratio = goodput[0] / goodput[1].max(1.0);
-            let flow = &summary::run_summary(&scenarios[index], &run.label, &run.outcome).flows[0];
-            let accuracy = flow.losses.matched.and_then(|m| m.queue_drop_accuracy);
-            if *ours == "hybla" {
+            let cell = pooled(index, 600, label.to_string(), false, 0.0, (ours, "newreno"));
+            let ratio = cell.ratio();
+            let goodput = cell.mean_goodput_bps();
+            let accuracy = cell.matched.queue_drop_accuracy;
+            if ours == "hybla" {
                 mixed_ok &= in_band(ratio, MIXED_RTT_BAND);
                 mixed_measured.push(format!("{label}: {ratio:.2}"));
                 if let Some(a) = accuracy
@@ -346,9 +400,10 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
             }
             let _ = writeln!(
                 measured,
-                "| {label} | {ours} | {ratio:.2} | {:.2} / {:.2} | {} |",
-                goodput[0] / 1e6,
-                goodput[1] / 1e6,
+                "| {label} | {ours} | {} | {:.2} / {:.2} | {} |",
+                cell.ratio_text(),
+                goodput.0 / 1e6,
+                goodput.1 / 1e6,
                 percent(accuracy)
             );
         }
@@ -399,7 +454,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     Ok(Section {
         id: "fairness-matrix".into(),
         title: "Fairness matrix: sharing a bottleneck with NewReno and Cubic".into(),
-        scenario: "Two unlimited downloads from t = 0 on one bottleneck, seed 1. Equal RTTs of 10 / 100 / 600 ms at 50 / 20 / 10 Mbit/s (60 / 120 / 300 s), forward buffers of 0.25 / 1 / 4 BDP, drop-tail or RED (max threshold at half the buffer, min at a third of max, max_p 10 %), no loss or 0.1 % random loss both ways; hybla against NewReno, against Cubic, NewReno against NewReno and Cubic against Cubic. Mixed RTT: the first flow with 287.5 ms of access delay each way (RTT 600 ms) against NewReno at 25 ms, 10 Mbit/s, 300 s, through a buffer of 1 BDP at 25 ms or 1 BDP at 600 ms. Shares are goodputs over the second half of the run.".into(),
+        scenario: format!("Two unlimited downloads from t = 0 on one bottleneck, {}. Equal RTTs of 10 / 100 / 600 ms at 50 / 20 / 10 Mbit/s (60 / 120 / 300 s), forward buffers of 0.25 / 1 / 4 BDP, drop-tail or RED (max threshold at half the buffer, min at a third of max, max_p 10 %), no loss or 0.1 % random loss both ways; hybla against NewReno, against Cubic, NewReno against NewReno and Cubic against Cubic. Mixed RTT: the first flow with 287.5 ms of access delay each way (RTT 600 ms) against NewReno at 25 ms, 10 Mbit/s, 300 s, through a buffer of 1 BDP at 25 ms or 1 BDP at 600 ms. Shares are goodputs over the second half of the run{}.", seeds_text(ctx.seeds), seeds_note(ctx.seeds)),
         published: "Targets set for satquic's Hybla: at equal RTT our share over the other's within [0.67, 1.5] or no further from 1 than NewReno against NewReno; at 600 ms against NewReno at 25 ms within [0.5, 2] ([Caini2004] §6: Hybla at long RTT gets about the share of a wired NewReno); ≥ 90 % of queue drops taken as congestion.".into(),
         measured,
         checks,
@@ -408,12 +463,30 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
     })
 }
 
+/// "seed 1", or the seeds a multi-seed matrix ran.
+fn seeds_text(seeds: u64) -> String {
+    match seeds {
+        0 | 1 => "seed 1".into(),
+        n => format!("seeds 1–{n}"),
+    }
+}
+
+/// How a multi-seed matrix reads: nothing for one seed.
+fn seeds_note(seeds: u64) -> &'static str {
+    if seeds > 1 {
+        "; each cell's share is the geometric mean of its seeds' shares, with the lowest and highest seed's in brackets, each flow's Mbit/s and what the neighbour kept are means over the seeds, and the loss verdicts are pooled"
+    } else {
+        ""
+    }
+}
+
 /// Our share over the other flow's per cell, with NewReno/NewReno's in the same cells and the
 /// friendly band: one figure per opponent.
 fn ratio_figure(
     dir: &std::path::Path,
     cells: &[Cell],
     other: &str,
+    seeds: u64,
 ) -> Result<PathBuf, ReproduceError> {
     let ours: Vec<&Cell> = cells
         .iter()
@@ -471,11 +544,15 @@ fn ratio_figure(
     }
     let stem = dir.join(format!("ratio-vs-{other}"));
     let title = format!("Share ratio against {other} per cell (log2; 0 = equal shares)");
+    let mut subtitle = "cells 1–12: RTT 10 ms, 13–24: 100 ms, 25–36: 600 ms; within each: buffer 0.25/1/4 BDP × drop-tail/RED × loss 0/0.1 %".to_string();
+    if seeds > 1 {
+        subtitle.push_str(&format!("; geometric mean of seeds 1–{seeds}"));
+    }
     chart::styled_line_chart(
         &stem,
         &StyledChart {
             title: &title,
-            subtitle: "cells 1–12: RTT 10 ms, 13–24: 100 ms, 25–36: 600 ms; within each: buffer 0.25/1/4 BDP × drop-tail/RED × loss 0/0.1 %",
+            subtitle: &subtitle,
             x_label: "cell",
             y_label: "log2(first flow / second flow)",
             legend_title: "",
@@ -483,4 +560,46 @@ fn ratio_figure(
         },
     )?;
     Ok(PathBuf::from("fairness-matrix").join(format!("ratio-vs-{other}.png")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(goodput_bps: Vec<(f64, f64)>) -> Cell {
+        Cell {
+            rtt_ms: 600,
+            buffer: "1 BDP".into(),
+            red: false,
+            loss_percent: 0.0,
+            pair: ("hybla", "newreno"),
+            goodput_bps,
+            matched: MatchedLosses::default(),
+            shared_share: None,
+        }
+    }
+
+    #[test]
+    fn one_seed_prints_its_ratio_as_before() {
+        let one = cell(vec![(3e6, 2e6)]);
+        assert_eq!(one.ratio(), 1.5);
+        assert_eq!(one.ratio_text(), "1.50");
+    }
+
+    #[test]
+    fn seeds_average_their_ratios_geometrically_and_show_the_range() {
+        // Twice and half the other's share: on average equal shares, not 1.25.
+        let two = cell(vec![(2e6, 1e6), (1e6, 2e6)]);
+        assert!((two.ratio() - 1.0).abs() < 1e-12, "{}", two.ratio());
+        assert_eq!(two.ratio_text(), "1.00 [0.50–2.00]");
+        assert_eq!(two.mean_goodput_bps(), (1.5e6, 1.5e6));
+    }
+
+    #[test]
+    fn the_scenario_text_names_the_seeds() {
+        assert_eq!(seeds_text(1), "seed 1");
+        assert_eq!(seeds_text(5), "seeds 1–5");
+        assert!(seeds_note(1).is_empty());
+        assert!(seeds_note(5).contains("geometric mean"));
+    }
 }

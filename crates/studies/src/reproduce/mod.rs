@@ -92,6 +92,9 @@ pub struct Context<'a> {
     pub quick: bool,
     /// Worker threads.
     pub threads: usize,
+    /// Seeds 1..=`seeds` for the fairness matrix, whose two-flow cells one seed can decide by
+    /// chance; the other experiments run seed 1. At least 1.
+    pub seeds: u64,
     /// Progress of the runs.
     pub progress: &'a dyn Progress,
     /// Stops everything.
@@ -257,6 +260,7 @@ mod tests {
             out: Path::new("/nonexistent"),
             quick: true,
             threads: 1,
+            seeds: 1,
             progress: &lab::runner::Silent,
             cancel: &AtomicBool::new(false),
         };
