@@ -114,6 +114,10 @@ fn bad_flags_are_named() {
         &["no-such-scenario", "built-in"],
     );
     fails_mentioning(&["run", path, "--seeds", "0"], &["--seeds"]);
+    fails_mentioning(
+        &["reproduce", "fairness-matrix", "--seeds", "0"],
+        &["--seeds", "0"],
+    );
 }
 
 #[test]
