@@ -65,20 +65,22 @@ impl Cell {
     /// Our goodput over the other's: over several seeds their geometric mean, the mean a
     /// ratio has (2 and 0.5 average to 1).
     fn ratio(&self) -> f64 {
-        let ratio = |&(ours, other): &(f64, f64)| ours / other.max(1.0);
-        match self.goodput_bps.as_slice() {
-            [one] => ratio(one),
-            all => {
-                (all.iter().map(|g| ratio(g).max(1e-9).ln()).sum::<f64>() / all.len() as f64).exp()
-            }
+        match self.goodput_bps.len() {
+            1 => self.seed_ratios().next().unwrap_or(f64::NAN),
+            n => (self.seed_ratios().map(|r| r.max(1e-9).ln()).sum::<f64>() / n as f64).exp(),
         }
+    }
+
+    /// Each seed's goodput over the other's.
+    fn seed_ratios(&self) -> impl Iterator<Item = f64> + '_ {
+        self.goodput_bps
+            .iter()
+            .map(|&(ours, other)| ours / other.max(1.0))
     }
 
     /// The lowest and highest seed's ratio.
     fn ratio_range(&self) -> (f64, f64) {
-        self.goodput_bps
-            .iter()
-            .map(|&(ours, other)| ours / other.max(1.0))
+        self.seed_ratios()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
                 (lo.min(r), hi.max(r))
             })
@@ -256,8 +258,8 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
         }
     }
     let runs = run_scenarios(ctx, &scenarios)?;
-    let seeds = ctx.seeds.max(1) as usize;
     // The runs of scenario i are runs[i * seeds..(i + 1) * seeds].
+    let seeds = runs.len() / scenarios.len();
     let runs_of = |i: usize| &runs[i * seeds..(i + 1) * seeds];
     // Scenario i's seeds as one cell (its path fields filled by the caller).
     let pooled = |i: usize, rtt_ms, buffer: String, red, loss_percent, pair| {
@@ -356,6 +358,7 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
                 worst_accuracy = (a, format!("against {other}: {}", c.label()));
             }
             let aqm = if c.red { "RED" } else { "drop-tail" };
+            let (ours_bps, other_bps) = c.mean_goodput_bps();
             let _ = writeln!(
                 measured,
                 "| {} ms, {}, {aqm} | {} % | {}{} | {:.2} / {:.2} | {:.2} | {:.0} % | {} of {queue_drops} | {} | {} |",
@@ -364,8 +367,8 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
                 c.loss_percent,
                 if ok { "" } else { "**✗** " },
                 c.ratio_text(),
-                c.mean_goodput_bps().0 / 1e6,
-                c.mean_goodput_bps().1 / 1e6,
+                ours_bps / 1e6,
+                other_bps / 1e6,
                 calibration(c),
                 100.0 * kept(c),
                 percent(m.queue_drop_accuracy),
