@@ -28,6 +28,7 @@ pub fn transport_settings(scenario: &Scenario, index: usize) -> TransportSetting
     let path = scenario.path_config();
     let spec = &scenario.flows[index].transport;
     let mut settings = sim::satellite_preset(&path, index);
+    settings.send_fairness = !scenario.flows[index].scheduler.streams_in_write_order();
     if let Some(v) = spec.initial_rtt {
         settings.initial_rtt = v;
     }

@@ -125,6 +125,10 @@ pub struct TransportSettings {
     /// max_ack_delay requested with the thresholds; None asks for
     /// [`ACK_STALL_WORKAROUND_MAX_ACK_DELAY`] (module docs).
     pub max_ack_delay: Option<Duration>,
+    /// quinn's round robin among streams of one priority (its default, true), or, when false,
+    /// each stream sent whole in the order they were written: what real-time frames on one
+    /// stream each need, or a later frame takes its turn from an earlier one that is late.
+    pub send_fairness: bool,
 }
 
 impl TransportSettings {
@@ -171,6 +175,7 @@ impl TransportSettings {
             max_ack_delay: (server_ack_eliciting_threshold.is_some()
                 || client_ack_eliciting_threshold.is_some())
             .then_some(ACK_STALL_WORKAROUND_MAX_ACK_DELAY),
+            send_fairness: true,
         }
     }
 
@@ -193,6 +198,7 @@ impl TransportSettings {
             .initial_mtu(self.initial_mtu_bytes)
             .min_mtu(self.initial_mtu_bytes.min(1200))
             .mtu_discovery_config(None)
+            .send_fairness(self.send_fairness)
             .congestion_controller_factory(controller);
         let threshold = match side {
             Side::Server => self.server_ack_eliciting_threshold,
@@ -316,6 +322,18 @@ mod tests {
         assert!(server.contains("initial_rtt: 25ms"), "{server}");
         assert!(client.contains("initial_rtt: 333ms"), "{client}");
         assert!(server.contains("ack_eliciting_threshold: 64"), "{server}");
+    }
+
+    #[test]
+    fn to_quinn_sends_streams_in_write_order_when_asked() {
+        let path = SatellitePath::new(50_000_000, 5_000_000, Duration::from_millis(600));
+        let mut settings = TransportSettings::for_path(&path);
+        let factory = Arc::new(hybla::HyblaConfig::default());
+        let config = format!("{:?}", settings.to_quinn(Side::Server, factory.clone()));
+        assert!(config.contains("send_fairness: true"), "{config}");
+        settings.send_fairness = false;
+        let config = format!("{:?}", settings.to_quinn(Side::Server, factory));
+        assert!(config.contains("send_fairness: false"), "{config}");
     }
 
     /// Review finding (issue 22): `to_quinn` set no idle timeout at all (only the lab wants

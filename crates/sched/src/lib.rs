@@ -249,6 +249,16 @@ impl SchedulerSpec {
         }
     }
 
+    /// Whether the transport should send streams of one priority in the order they were
+    /// written (quinn's `send_fairness` off) rather than round robin. Ours: each frame is a
+    /// stream, and in a round robin the next frames take turns with a keyframe the congestion
+    /// window holds back, so it arrives after them and late (media-bulk-geo with Hybla, whose
+    /// window sits at the pipe: late frames at capacity ≥ 1.5× the media 1.1 % → 0.8 % over
+    /// five seeds). The others keep quinn's default, as published or as quinn is.
+    pub fn streams_in_write_order(&self) -> bool {
+        matches!(self, SchedulerSpec::Balancer(_))
+    }
+
     /// A fresh instance for one connection end and run.
     pub fn build(&self) -> Box<dyn Scheduler> {
         match self {
@@ -272,6 +282,19 @@ mod tests {
             let spec: SchedulerSpec = name.parse().unwrap();
             assert_eq!(spec.name(), name);
         }
+    }
+
+    #[test]
+    fn only_ours_asks_for_streams_in_write_order() {
+        let in_order: Vec<bool> = SCHEDULERS
+            .iter()
+            .map(|name| {
+                name.parse::<SchedulerSpec>()
+                    .unwrap()
+                    .streams_in_write_order()
+            })
+            .collect();
+        assert_eq!(in_order, [false, false, false, true]);
     }
 
     #[test]
