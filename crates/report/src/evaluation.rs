@@ -119,6 +119,12 @@ pub struct Rfc8868 {
     /// Our media frames that did not arrive by their deadline, of all captured (frames that
     /// could not arrive before the end of the run left out).
     pub late_share: f64,
+    /// Our media frames a decoder could show (on time, and so was the keyframe they depend
+    /// on: `periods::decodable_in`), of all captured. The late share counts a frame on time
+    /// even when its keyframe was late, and an order that lets small frames overtake a
+    /// keyframe scores well on it while the video shows nothing.
+    #[serde(default)]
+    pub decodable_share: f64,
     /// Packets our data senders declared lost ÷ packets they sent.
     pub loss_share: f64,
     /// Bytes the bottleneck serialized × 8 ÷ its capacity over the run (all flows).
@@ -427,6 +433,11 @@ impl<'a> Run<'a> {
             .map(|f| f.delay().as_secs_f64() * 1e3)
             .collect();
         let (all_frames, late) = self.frames(Duration::ZERO, end);
+        let decodable: u64 = self
+            .media
+            .iter()
+            .map(|(_, _, m)| periods::decodable_in(m, Duration::ZERO, end, self.outcome.end_time))
+            .sum();
         let (lost, sent) = self
             .outcome
             .flows
@@ -449,6 +460,11 @@ impl<'a> Run<'a> {
             frame_delay_ms: DelayPercentiles::of(&delays_ms),
             late_share: if all_frames > 0 {
                 late as f64 / all_frames as f64
+            } else {
+                0.0
+            },
+            decodable_share: if all_frames > 0 {
+                decodable as f64 / all_frames as f64
             } else {
                 0.0
             },

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use netsim::LinkConfig;
-use sim::apps::media::MediaReport;
+use sim::apps::media::{FrameRecord, MediaReport};
 use sim::{AppSample, RunOutcome};
 
 /// The media has recovered once its goodput over this window reaches
@@ -191,6 +191,34 @@ pub fn frames_in(
     (frames, frames.saturating_sub(on_time))
 }
 
+/// Of the frames [`frames_in`] counts, those a decoder could show: on time, and so was the
+/// keyframe they depend on (the last one captured before them; a frame whose keyframe is
+/// late or lost shows nothing until the next keyframe, whatever its own delay). Where the
+/// keyframe interval is not known, the frames on time.
+pub fn decodable_in(media: &MediaReport, from: Duration, to: Duration, run_end: Duration) -> u64 {
+    let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
+    let horizon = run_end.saturating_sub(deadline);
+    let in_period = |t: Duration| t >= from && t < to && t < horizon;
+    let on_time = |f: &&FrameRecord| f.delay() <= deadline;
+    let keyframes_on_time: std::collections::BTreeSet<u64> = media
+        .frames
+        .iter()
+        .filter(on_time)
+        .map(|f| f.seq)
+        .filter(|seq| media.keyframe_interval == 0 || seq % u64::from(media.keyframe_interval) == 0)
+        .collect();
+    media
+        .frames
+        .iter()
+        .filter(|f| in_period(f.captured_at))
+        .filter(on_time)
+        .filter(|f| {
+            media.keyframe_interval == 0
+                || keyframes_on_time.contains(&(f.seq - f.seq % u64::from(media.keyframe_interval)))
+        })
+        .count() as u64
+}
+
 /// Seconds from `from` until the app's goodput over [`RECOVERY_WINDOW`] first reaches
 /// [`RECOVERY_SHARE`] × `attainable_bps`; None if not before `to`.
 fn recovery(
@@ -308,5 +336,64 @@ mod tests {
             Some(1.5)
         );
         assert_eq!(recovery(&samples, (0, 0), s(10), s(15), 2_000_000.0), None);
+    }
+
+    /// Ten frames at 10 fps from 0 s, a keyframe every 4, deadline 100 ms; each frame's delay
+    /// in ms (None: never arrived).
+    fn media_with_delays(delays_ms: [Option<u64>; 10], keyframe_interval: u32) -> MediaReport {
+        let frames = delays_ms
+            .iter()
+            .enumerate()
+            .filter_map(|(seq, delay)| {
+                let captured_at = Duration::from_millis(100 * seq as u64);
+                delay.map(|d| FrameRecord {
+                    seq: seq as u64,
+                    captured_at,
+                    received_at: captured_at + Duration::from_millis(d),
+                    bytes: 1000,
+                })
+            })
+            .collect();
+        MediaReport {
+            frames_sent: 10,
+            deadline_ms: 100.0,
+            frames,
+            fps: 10,
+            keyframe_interval,
+            ..MediaReport::default()
+        }
+    }
+
+    #[test]
+    fn a_frame_is_decodable_when_it_and_its_keyframe_are_on_time() {
+        // Keyframes 0, 4 and 8. Keyframe 4 is late, so 5–7 show nothing however early they
+        // come; frame 1 is late itself; keyframe 8 is lost, and 9 with it.
+        let delays = [
+            Some(60),
+            Some(120),
+            Some(50),
+            Some(100),
+            Some(101),
+            Some(40),
+            Some(40),
+            Some(40),
+            None,
+            Some(40),
+        ];
+        let media = media_with_delays(delays, 4);
+        let end = s(60);
+        assert_eq!(
+            decodable_in(&media, s(0), s(2), end),
+            3,
+            "frames 0, 2 and 3"
+        );
+        assert_eq!(frames_in(&media, s(0), s(2), end), (10, 3));
+        // Within a period: frames 2 and 3 captured in [0.2 s, 0.6 s).
+        let from = Duration::from_millis(200);
+        let to = Duration::from_millis(600);
+        assert_eq!(decodable_in(&media, from, to, end), 2);
+        // Without a keyframe interval, every frame on time.
+        let unknown = media_with_delays(delays, 0);
+        assert_eq!(decodable_in(&unknown, s(0), s(2), end), 7);
     }
 }

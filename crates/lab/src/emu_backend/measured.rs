@@ -42,6 +42,7 @@ pub fn session_app_outcome(
                 bitrate_bps: params.bitrate_bps,
                 mean_bitrate_bps: sent.mean_bitrate_bps as f64,
                 fps: params.video.fps,
+                keyframe_interval: params.video.keyframe_interval,
                 first_capture_s: sent.started_at.map_or(0.0, |t| t.as_secs_f64()),
                 ..MediaReport::default()
             };

@@ -88,6 +88,10 @@ pub struct MediaReport {
     /// Frames per second.
     #[serde(default)]
     pub fps: u32,
+    /// A keyframe every this many frames, frame 0 the first (0: not known, as in reports
+    /// written before it was recorded).
+    #[serde(default)]
+    pub keyframe_interval: u32,
     /// Capture time of frame 0, seconds since the start of the run (frame `n` is captured
     /// `n / fps` later).
     #[serde(default)]
@@ -118,6 +122,10 @@ fn sender_report(
     report.insert("frames_sent".into(), sent.frames_sent.into());
     report.insert("cancelled_frames".into(), sent.cancelled_frames.into());
     report.insert("fps".into(), spec.params.video.fps.into());
+    report.insert(
+        "keyframe_interval".into(),
+        spec.params.video.keyframe_interval.into(),
+    );
     report.insert("bitrate_bps".into(), spec.params.bitrate_bps.into());
     report.insert(
         "first_capture_s".into(),

@@ -130,7 +130,7 @@ fn ramps_table(md: &mut String, results: &[CaseResult]) {
 fn rfc8868_table(md: &mut String, results: &[CaseResult]) {
     let _ = writeln!(
         md,
-        "| case | media sent Mbit/s | media goodput Mbit/s | media goodput, 10th percentile of 200 ms windows, Mbit/s | bulk goodput Mbit/s | frame delay p50 ms | p95 ms | p99 ms | late frames % | packets lost % | utilization % | Jain index | our controller judged the link shared, % of the run |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| case | media sent Mbit/s | media goodput Mbit/s | media goodput, 10th percentile of 200 ms windows, Mbit/s | bulk goodput Mbit/s | frame delay p50 ms | p95 ms | p99 ms | late frames % | frames decodable (on time, with their keyframe) % | packets lost % | utilization % | Jain index | our controller judged the link shared, % of the run |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in results {
         let col = |f: &dyn Fn(&report::evaluation::Rfc8868) -> Option<f64>, scale: f64, digits| {
@@ -144,7 +144,7 @@ fn rfc8868_table(md: &mut String, results: &[CaseResult]) {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.id,
             col(&|m| m.media_sent_bps, 1e-6, 2),
             col(&|m| Some(m.media_goodput_bps), 1e-6, 2),
@@ -154,6 +154,7 @@ fn rfc8868_table(md: &mut String, results: &[CaseResult]) {
             col(&|m| Some(m.frame_delay_ms.p95), 1.0, 0),
             col(&|m| Some(m.frame_delay_ms.p99), 1.0, 0),
             col(&|m| Some(m.late_share), 100.0, 1),
+            col(&|m| Some(m.decodable_share), 100.0, 1),
             col(&|m| Some(m.loss_share), 100.0, 2),
             col(&|m| Some(m.utilization), 100.0, 1),
             spread(&r.jain_index, 3),

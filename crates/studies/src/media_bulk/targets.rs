@@ -315,6 +315,7 @@ mod tests {
                 bulk_goodput_bps: 0.0,
                 frame_delay_ms: DelayPercentiles::default(),
                 late_share: 0.0,
+                decodable_share: 0.0,
                 loss_share: 0.0,
                 utilization: 0.0,
             },
