@@ -27,8 +27,9 @@ pub struct ReproduceArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Seeds per cell of the fairness matrix (1..=N): shares as geometric means over the
-    /// seeds with their range, loss verdicts pooled. The other experiments run seed 1.
+    /// Seeds per cell of the fairness and loss matrices (1..=N): fairness shares as geometric
+    /// means over the seeds with their range, ceiling fractions as means, loss verdicts
+    /// pooled. The other experiments run seed 1.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,
 }

@@ -12,7 +12,7 @@ use scenario::{RunSpec, Scenario};
 use sim::losses::MatchedLosses;
 
 use super::experiments::{check, load, set};
-use super::{Context, ReproduceError, Section};
+use super::{Context, ReproduceError, Section, seeds_text};
 
 const FAIRNESS_MATRIX: &str = include_str!("../../../../scenarios/reproduce/fairness-matrix.toml");
 
@@ -464,14 +464,6 @@ pub(super) fn fairness_matrix(ctx: &Context) -> Result<Section, ReproduceError> 
         notes: String::new(),
         figures,
     })
-}
-
-/// "seed 1", or the seeds a multi-seed matrix ran.
-fn seeds_text(seeds: u64) -> String {
-    match seeds {
-        0 | 1 => "seed 1".into(),
-        n => format!("seeds 1–{n}"),
-    }
 }
 
 /// How a multi-seed matrix reads: nothing for one seed.

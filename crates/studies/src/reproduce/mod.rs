@@ -93,7 +93,8 @@ pub struct Context<'a> {
     /// Worker threads.
     pub threads: usize,
     /// Seeds 1..=`seeds` for the fairness matrix, whose two-flow cells one seed can decide by
-    /// chance; the other experiments run seed 1. At least 1.
+    /// chance, and the loss matrix, whose jitter cells vary by a few points between seeds; the
+    /// other experiments run seed 1. At least 1.
     pub seeds: u64,
     /// Progress of the runs.
     pub progress: &'a dyn Progress,
@@ -213,6 +214,14 @@ pub fn write_report(
         }
     })?;
     Ok(path)
+}
+
+/// "seed 1", or the seeds a multi-seed matrix ran (`Context::seeds`).
+fn seeds_text(seeds: u64) -> String {
+    match seeds {
+        0 | 1 => "seed 1".into(),
+        n => format!("seeds 1–{n}"),
+    }
 }
 
 #[cfg(test)]

@@ -3,11 +3,12 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use super::super::{Context, ReproduceError, Section};
-use super::{check, load, run_pairs, set};
+use super::super::{Context, ReproduceError, Section, seeds_text};
+use super::{check, load, run_pairs_over_seeds, set};
 use chart::{Colour, LineStyle, Series, StyledChart, StyledSeries};
 use report::output;
-use report::summary::{self, RunSummary};
+use report::summary::RunSummary;
+use sim::losses::MatchedLosses;
 
 const LOSS_MATRIX: &str = include_str!("../../../../../scenarios/reproduce/loss-matrix.toml");
 
@@ -15,6 +16,41 @@ const LOSS_MATRIX: &str = include_str!("../../../../../scenarios/reproduce/loss-
 /// MSS / RTT · sqrt(3 / (2p)), in bits per second of payload.
 fn mathis_bound_bps(payload_bytes: f64, rtt_s: f64, loss: f64) -> f64 {
     payload_bytes * 8.0 / rtt_s * (1.5 / loss).sqrt()
+}
+
+/// One cell's lone flow over its seeds: means, and the loss verdicts pooled
+/// ([`MatchedLosses::pooled`]: shares of all the seeds' losses together).
+#[derive(Debug, Clone, PartialEq)]
+struct Cell {
+    /// Goodput over the most the link carries, mean over the seeds.
+    ceiling_fraction: f64,
+    /// The most the link carries, bit/s of payload (the same for every seed).
+    ceiling_bps: f64,
+    /// Queue-overflow drops per 1000 sent packets, mean over the seeds.
+    drops_per_1000: f64,
+    /// How the flow took its losses, pooled; `None` for a controller that does not say.
+    matched: Option<MatchedLosses>,
+}
+
+impl Cell {
+    fn of(runs: &[RunSummary]) -> Cell {
+        let flows: Vec<_> = runs.iter().map(|r| &r.flows[0]).collect();
+        let n = flows.len().max(1) as f64;
+        let mean = |v: &dyn Fn(&report::summary::FlowSummary) -> f64| {
+            flows.iter().map(|f| v(f)).sum::<f64>() / n
+        };
+        let matched: Vec<MatchedLosses> = flows.iter().filter_map(|f| f.losses.matched).collect();
+        Cell {
+            ceiling_fraction: mean(&|f| f.ceiling_fraction),
+            ceiling_bps: flows
+                .first()
+                .map_or(f64::NAN, |f| f.goodput_bps / f.ceiling_fraction.max(1e-12)),
+            drops_per_1000: mean(&|f| {
+                1000.0 * f.forward_queue_drops as f64 / f.sent_packets.max(1) as f64
+            }),
+            matched: (!matched.is_empty()).then(|| MatchedLosses::pooled(matched)),
+        }
+    }
 }
 
 pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
@@ -89,12 +125,11 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
             }
         }
     }
-    let s = run_pairs(ctx, &pairs)?;
+    let s: Vec<Cell> = run_pairs_over_seeds(ctx, &pairs, ctx.seeds)?
+        .iter()
+        .map(|runs| Cell::of(runs))
+        .collect();
     let payload = f64::from(sim::payload_bytes_per_packet(1500));
-    let drops_per_1000 = |r: &RunSummary| {
-        let f = &r.flows[0];
-        1000.0 * f.forward_queue_drops as f64 / f.sent_packets.max(1) as f64
-    };
     let mut measured = String::from(
         "Each cell: ceiling fraction (goodput / most the link carries) · queue-overflow drops per 1000 sent packets. Last column: how hybla took its losses — random losses taken as random, and queue drops taken as congestion (with their number).\n",
     );
@@ -102,8 +137,8 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
     // congestion, over the hybla cells (plain; the jitter cells are checked apart).
     let mut worst_random: (f64, String) = (f64::INFINITY, String::new());
     let mut worst_queue: (f64, String) = (f64::INFINITY, String::new());
-    let accuracy = |f: &summary::FlowSummary| {
-        let m = f.losses.matched.unwrap_or_default();
+    let accuracy = |cell: &Cell| {
+        let m = cell.matched.unwrap_or_default();
         let pct = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{:.0} %", 100.0 * v));
         (
             m,
@@ -149,11 +184,10 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
                 let mut ceiling = f64::NAN;
                 let mut hybla_accuracy = String::new();
                 for (k, cc) in controllers.iter().enumerate() {
-                    let r = &s[i];
+                    let f = &s[i];
                     i += 1;
-                    let f = &r.flows[0];
-                    ceiling = f.goodput_bps / f.ceiling_fraction.max(1e-12);
-                    let drops = drops_per_1000(r);
+                    ceiling = f.ceiling_bps;
+                    let drops = f.drops_per_1000;
                     let _ = write!(
                         measured,
                         " {:.0} % · {:.1} |",
@@ -242,11 +276,11 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
         let _ = write!(
             measured,
             " {:.0} % · {:.1} |",
-            100.0 * r.flows[0].ceiling_fraction,
-            drops_per_1000(r)
+            100.0 * r.ceiling_fraction,
+            r.drops_per_1000
         );
-        if k == 0 && drops_per_1000(r) > worst_drops.0 {
-            worst_drops = (drops_per_1000(r), "Gilbert-Elliott".into());
+        if k == 0 && r.drops_per_1000 > worst_drops.0 {
+            worst_drops = (r.drops_per_1000, "Gilbert-Elliott".into());
         }
     }
     measured.push('\n');
@@ -262,7 +296,7 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
         for rtt in RTTS_MS {
             let _ = write!(measured, "| {link}, RTT {rtt} ms |");
             for loss in JITTER_LOSSES {
-                let f = &s[j].flows[0];
+                let f = &s[j];
                 j += 1;
                 let (m, text) = accuracy(f);
                 let _ = write!(measured, " {:.0} % · {text} |", 100.0 * f.ceiling_fraction);
@@ -329,7 +363,7 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
     Ok(Section {
         id: "loss-matrix".into(),
         title: "Random loss: share of the link and self-inflicted drops".into(),
-        scenario: "One unlimited download for 120 s (seed 1) per cell: Bernoulli loss 0 / 0.1 / 0.5 / 1 / 2 % in both directions × RTT 30 / 250 / 600 ms × 10/10 and 20/2 Mbit/s, drop-tail buffers of 1 BDP; a Gilbert-Elliott bursty case; and hybla again at 0.1 / 0.5 / 1 % with 10 ms of mean jitter (exponential, per packet, order kept) on both links. Goodput counts from the request, so start-up is included. How hybla took each loss is matched packet by packet against the path's record of why it was lost.".into(),
+        scenario: format!("One unlimited download for 120 s ({}) per cell: Bernoulli loss 0 / 0.1 / 0.5 / 1 / 2 % in both directions × RTT 30 / 250 / 600 ms × 10/10 and 20/2 Mbit/s, drop-tail buffers of 1 BDP; a Gilbert-Elliott bursty case; and hybla again at 0.1 / 0.5 / 1 % with 10 ms of mean jitter (exponential, per packet, order kept) on both links. Goodput counts from the request, so start-up is included. How hybla took each loss is matched packet by packet against the path's record of why it was lost{}.", seeds_text(ctx.seeds), if ctx.seeds > 1 { "; each cell's ceiling fraction and drops are means over the seeds, its loss verdicts pooled" } else { "" }),
         published: "Targets set for satquic's Hybla: ≥ 85 % of the ceiling at 1 % loss on 10 Mbit/s at 600 ms and at 0.1–0.5 % everywhere, ≥ 80 % with 10 ms of mean jitter; ≥ 90 % of random losses taken as random and ≥ 90 % of queue drops as congestion; queue-overflow drops ≤ 1 % of sent packets. The Mathis bound MSS/RTT·sqrt(3/(2p)) is what a loss-halving Reno flow can reach.".into(),
         measured,
         checks,

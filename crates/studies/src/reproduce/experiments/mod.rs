@@ -120,24 +120,44 @@ pub(super) fn run_controllers(
     Ok((summaries, figures))
 }
 
-/// Runs arbitrary (scenario, controller) pairs in parallel; results in input order.
+/// Runs arbitrary (scenario, controller) pairs in parallel, seed 1; results in input order.
 pub(super) fn run_pairs(
     ctx: &Context,
     pairs: &[(Scenario, String)],
 ) -> Result<Vec<RunSummary>, ReproduceError> {
+    Ok(run_pairs_over_seeds(ctx, pairs, 1)?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// Runs arbitrary (scenario, controller) pairs in parallel, each for seeds 1..=`seeds`: one
+/// entry per pair, in input order, its runs in seed order.
+pub(super) fn run_pairs_over_seeds(
+    ctx: &Context,
+    pairs: &[(Scenario, String)],
+    seeds: u64,
+) -> Result<Vec<Vec<RunSummary>>, ReproduceError> {
+    let seeds = seeds.max(1);
     let mut jobs: Vec<Job> = Vec::new();
     for (scenario, cc) in pairs {
-        let spec = RunSpec {
-            cc_override: Some(cc.clone()),
-            seed: 1,
-        };
-        jobs.extend(runner::jobs(scenario, &[spec], None)?);
+        let specs: Vec<RunSpec> = (1..=seeds)
+            .map(|seed| RunSpec {
+                cc_override: Some(cc.clone()),
+                seed,
+            })
+            .collect();
+        jobs.extend(runner::jobs(scenario, &specs, None)?);
     }
     let runs = runner::run_jobs(&jobs, ctx.threads, ctx.progress, ctx.cancel, &|_, _| {})?;
     Ok(runs
-        .iter()
+        .chunks(seeds as usize)
         .zip(pairs)
-        .map(|(r, (scenario, _))| summary::run_summary(scenario, &r.label, &r.outcome))
+        .map(|(runs, (scenario, _))| {
+            runs.iter()
+                .map(|r| summary::run_summary(scenario, &r.label, &r.outcome))
+                .collect()
+        })
         .collect())
 }
 
