@@ -302,30 +302,6 @@ fn a_perf_download_listed_before_the_media_does_not_take_its_room() {
     }
 }
 
-/// A GEO path whose window Hybla holds at about the pipe: 3 Mbit/s, 300 ms each way, media
-/// 2 Mbit/s with keyframes and a bulk transfer on one connection, ours scheduling.
-const GEO_KEYFRAMES: &str = r#"
-name = "media-bulk-geo-keyframes"
-duration = "40s"
-[path.forward]
-rate = "3Mbit"
-delay = "300ms"
-queue = "1s"
-[path.return]
-rate = "1Mbit"
-delay = "300ms"
-[[flow]]
-name = "call"
-cc = "hybla"
-scheduler = "balancer"
-[[flow.app]]
-kind = "media"
-[[flow.app]]
-kind = "bulk"
-rate = "2Mbit"
-start = "3s"
-"#;
-
 /// Review finding (issue 24): each frame is a stream, and quinn's round robin among streams
 /// of one priority let the frames after a keyframe take turns with it while the congestion
 /// window held it back, so they arrived before it and it arrived late. With ours the
@@ -333,7 +309,21 @@ start = "3s"
 /// frame completes before an earlier one.
 #[test]
 fn no_frame_overtakes_an_earlier_one_with_the_balancer() {
-    let scenario = Scenario::from_toml_str(GEO_KEYFRAMES, "test", &[]).unwrap();
+    // SCENARIO on a GEO path whose window Hybla holds at about the pipe: 3 Mbit/s throughout,
+    // 300 ms each way, 1 s of buffer.
+    let overrides = [
+        "duration=40s",
+        "flow.cc=hybla",
+        "flow.scheduler=balancer",
+        "path.forward.rate=3Mbit",
+        "path.forward.schedule.0.rate=3Mbit",
+        "path.forward.delay=300ms",
+        "path.forward.queue=1s",
+        "path.return.rate=1Mbit",
+        "path.return.delay=300ms",
+    ]
+    .map(String::from);
+    let scenario = Scenario::from_toml_str(SCENARIO, "test", &overrides).unwrap();
     let runs = common::run_seed(&scenario, 1);
     let dir = temp("geo-keyframes");
     report::output::write_all(&dir, &scenario, 1, 1, &runs).unwrap();
