@@ -33,21 +33,26 @@ struct Cell {
 }
 
 impl Cell {
-    fn of(runs: &[RunSummary]) -> Cell {
-        let flows: Vec<_> = runs.iter().map(|r| &r.flows[0]).collect();
-        let n = flows.len().max(1) as f64;
-        let mean = |v: &dyn Fn(&report::summary::FlowSummary) -> f64| {
-            flows.iter().map(|f| v(f)).sum::<f64>() / n
-        };
-        let matched: Vec<MatchedLosses> = flows.iter().filter_map(|f| f.losses.matched).collect();
+    /// One run's lone flow.
+    fn of_run(run: &RunSummary) -> Cell {
+        let f = &run.flows[0];
         Cell {
-            ceiling_fraction: mean(&|f| f.ceiling_fraction),
-            ceiling_bps: flows
-                .first()
-                .map_or(f64::NAN, |f| f.goodput_bps / f.ceiling_fraction.max(1e-12)),
-            drops_per_1000: mean(&|f| {
-                1000.0 * f.forward_queue_drops as f64 / f.sent_packets.max(1) as f64
-            }),
+            ceiling_fraction: f.ceiling_fraction,
+            ceiling_bps: f.goodput_bps / f.ceiling_fraction.max(1e-12),
+            drops_per_1000: 1000.0 * f.forward_queue_drops as f64 / f.sent_packets.max(1) as f64,
+            matched: f.losses.matched,
+        }
+    }
+
+    /// The seeds of one cell together: means of the fractions and drops, the ceiling of the
+    /// first (the path is the same), the verdicts pooled.
+    fn over_seeds(seeds: &[Cell]) -> Cell {
+        let n = seeds.len().max(1) as f64;
+        let matched: Vec<MatchedLosses> = seeds.iter().filter_map(|c| c.matched).collect();
+        Cell {
+            ceiling_fraction: seeds.iter().map(|c| c.ceiling_fraction).sum::<f64>() / n,
+            ceiling_bps: seeds.first().map_or(f64::NAN, |c| c.ceiling_bps),
+            drops_per_1000: seeds.iter().map(|c| c.drops_per_1000).sum::<f64>() / n,
             matched: (!matched.is_empty()).then(|| MatchedLosses::pooled(matched)),
         }
     }
@@ -127,7 +132,7 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
     }
     let s: Vec<Cell> = run_pairs_over_seeds(ctx, &pairs, ctx.seeds)?
         .iter()
-        .map(|runs| Cell::of(runs))
+        .map(|runs| Cell::over_seeds(&runs.iter().map(Cell::of_run).collect::<Vec<_>>()))
         .collect();
     let payload = f64::from(sim::payload_bytes_per_packet(1500));
     let mut measured = String::from(
@@ -387,4 +392,53 @@ pub(super) fn loss_matrix(ctx: &Context) -> Result<Section, ReproduceError> {
         notes: String::new(),
         figures,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(ceiling_fraction: f64, drops_per_1000: f64, random: (u64, u64)) -> Cell {
+        Cell {
+            ceiling_fraction,
+            ceiling_bps: 9.6e6,
+            drops_per_1000,
+            matched: Some(MatchedLosses::pooled([MatchedLosses {
+                random_losses_as_random: random.0,
+                random_losses_as_congestion: random.1,
+                ..MatchedLosses::default()
+            }])),
+        }
+    }
+
+    #[test]
+    fn one_seed_is_itself() {
+        let one = cell(0.8, 2.0, (9, 1));
+        assert_eq!(Cell::over_seeds(std::slice::from_ref(&one)), one);
+    }
+
+    #[test]
+    fn seeds_average_their_fractions_and_pool_their_losses() {
+        // 1 of 2 and 17 of 18 random losses taken right: pooled 18 of 20 (the mean of the
+        // shares would be 0.72).
+        let seeds = [
+            cell(0.8, 2.0, (1, 1)),
+            cell(0.6, 4.0, (17, 1)),
+            cell(0.7, 0.0, (0, 0)),
+        ];
+        let cell = Cell::over_seeds(&seeds);
+        assert!((cell.ceiling_fraction - 0.7).abs() < 1e-12);
+        assert!((cell.drops_per_1000 - 2.0).abs() < 1e-12);
+        assert_eq!(cell.ceiling_bps, 9.6e6);
+        assert_eq!(
+            cell.matched.unwrap().random_loss_accuracy,
+            Some(18.0 / 20.0)
+        );
+        // A controller that does not say how it took its losses says nothing over seeds too.
+        let silent = Cell {
+            matched: None,
+            ..seeds[0].clone()
+        };
+        assert_eq!(Cell::over_seeds(&[silent.clone(), silent]).matched, None);
+    }
 }
