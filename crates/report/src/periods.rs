@@ -166,6 +166,35 @@ pub fn periods(outcome: &RunOutcome, forward: &LinkConfig) -> Vec<Period> {
     out
 }
 
+/// The frames of `media` a period counts: captured in `[from, to)` and not within one
+/// deadline of the end of the run (they could not have arrived); and which arrived on time.
+struct FrameWindow {
+    from: Duration,
+    to: Duration,
+    horizon: Duration,
+    deadline: Duration,
+}
+
+impl FrameWindow {
+    fn new(media: &MediaReport, from: Duration, to: Duration, run_end: Duration) -> FrameWindow {
+        let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
+        FrameWindow {
+            from,
+            to,
+            horizon: run_end.saturating_sub(deadline),
+            deadline,
+        }
+    }
+
+    fn counts(&self, captured_at: Duration) -> bool {
+        captured_at >= self.from && captured_at < self.to && captured_at < self.horizon
+    }
+
+    fn on_time(&self, frame: &FrameRecord) -> bool {
+        frame.delay() <= self.deadline
+    }
+}
+
 /// Frames captured in `[from, to)` and how many of them missed their deadline. Frames captured
 /// within one deadline of the end of the run are left out: they could not have arrived.
 pub fn frames_in(
@@ -174,19 +203,17 @@ pub fn frames_in(
     to: Duration,
     run_end: Duration,
 ) -> (u64, u64) {
-    let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
-    let horizon = run_end.saturating_sub(deadline);
+    let window = FrameWindow::new(media, from, to, run_end);
     let first = Duration::from_secs_f64(media.first_capture_s);
     let fps = f64::from(media.fps.max(1));
     let captured_at = |seq: u64| first + Duration::from_secs_f64(seq as f64 / fps);
-    let in_period = |t: Duration| t >= from && t < to && t < horizon;
     let frames = (0..media.frames_sent)
-        .filter(|&seq| in_period(captured_at(seq)))
+        .filter(|&seq| window.counts(captured_at(seq)))
         .count() as u64;
     let on_time = media
         .frames
         .iter()
-        .filter(|f| in_period(f.captured_at) && f.received_at - f.captured_at <= deadline)
+        .filter(|f| window.counts(f.captured_at) && window.on_time(f))
         .count() as u64;
     (frames, frames.saturating_sub(on_time))
 }
@@ -196,26 +223,23 @@ pub fn frames_in(
 /// late or lost shows nothing until the next keyframe, whatever its own delay). Where the
 /// keyframe interval is not known, the frames on time.
 pub fn decodable_in(media: &MediaReport, from: Duration, to: Duration, run_end: Duration) -> u64 {
-    let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
-    let horizon = run_end.saturating_sub(deadline);
-    let in_period = |t: Duration| t >= from && t < to && t < horizon;
-    let on_time = |f: &&FrameRecord| f.delay() <= deadline;
+    let window = FrameWindow::new(media, from, to, run_end);
+    let on_time = media
+        .frames
+        .iter()
+        .filter(|f| window.counts(f.captured_at) && window.on_time(f));
+    let Some(interval) = std::num::NonZeroU64::new(u64::from(media.keyframe_interval)) else {
+        return on_time.count() as u64;
+    };
+    let keyframe_of = |seq: u64| seq - seq % interval;
     let keyframes_on_time: std::collections::BTreeSet<u64> = media
         .frames
         .iter()
-        .filter(on_time)
+        .filter(|f| keyframe_of(f.seq) == f.seq && window.on_time(f))
         .map(|f| f.seq)
-        .filter(|seq| media.keyframe_interval == 0 || seq % u64::from(media.keyframe_interval) == 0)
         .collect();
-    media
-        .frames
-        .iter()
-        .filter(|f| in_period(f.captured_at))
-        .filter(on_time)
-        .filter(|f| {
-            media.keyframe_interval == 0
-                || keyframes_on_time.contains(&(f.seq - f.seq % u64::from(media.keyframe_interval)))
-        })
+    on_time
+        .filter(|f| keyframes_on_time.contains(&keyframe_of(f.seq)))
         .count() as u64
 }
 
