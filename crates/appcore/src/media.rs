@@ -58,6 +58,40 @@ struct FrameWriter<S> {
     finished: bool,
 }
 
+/// An adaptive encoder's answer to a frame limit ([`Scheduler::media_frame_limit_bytes`]): a
+/// frame drawn larger is encoded at the limit (coarser), and the bytes it did not use go to the
+/// predicted frames after it, evenly up to the next keyframe, so the source keeps its mean
+/// rate, as a rate control spends its budget over a group of pictures. A keyframe starts
+/// afresh: what the last group did not spend is gone. WebRTC's encoders bound a keyframe by
+/// their delay budget in the same spirit (\[WebRTC-intra\] in docs/references.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct LimitedFrames {
+    unspent_bytes: u64,
+}
+
+impl LimitedFrames {
+    /// The size of a frame drawn at `drawn_bytes`, `position` frames after its group's keyframe
+    /// (0: the keyframe), of a group of `interval` frames, under `limit_bytes`.
+    fn size(
+        &mut self,
+        (position, interval): (u64, u64),
+        drawn_bytes: u64,
+        limit_bytes: Option<u64>,
+    ) -> u64 {
+        if position == 0 {
+            self.unspent_bytes = 0;
+        }
+        let share = self.unspent_bytes / (interval - position).max(1);
+        self.unspent_bytes -= share;
+        let wanted = drawn_bytes + share;
+        let bytes = limit_bytes.map_or(wanted, |limit| {
+            wanted.min(limit.max(FRAME_HEADER_BYTES + 1))
+        });
+        self.unspent_bytes += wanted - bytes;
+        bytes
+    }
+}
+
 /// The sending half: captures frames on time, cancels what cannot arrive, writes each frame on
 /// its own stream, oldest first. `S` is the backend's stream handle ([`SendStreams::Stream`]).
 #[derive(Debug)]
@@ -72,6 +106,8 @@ pub struct MediaSender<S> {
     cancelled_frames: u64,
     /// The rate the encoder runs at now, bit/s.
     bitrate_bps: u64,
+    /// Bytes a limited frame did not use, for the frames after it.
+    limited: LimitedFrames,
     /// Sum of the rates frames were encoded at (for the mean).
     bitrate_sum: f64,
     written_bytes: u64,
@@ -85,6 +121,7 @@ impl<S> MediaSender<S> {
             model: params.video,
             rng: Uniform::new(params.seed, 0),
             bitrate_bps: params.bitrate_bps,
+            limited: LimitedFrames::default(),
             params,
             started_at: None,
             next_seq: 0,
@@ -100,14 +137,25 @@ impl<S> MediaSender<S> {
         Some(self.started_at? + self.model.capture_offset(seq))
     }
 
-    /// Captures every frame due by `now`, at the encoder's current rate.
+    /// Captures every frame due by `now`, at the encoder's current rate; an adaptive source
+    /// holds each frame to the scheduler's limit ([`Scheduler::media_frame_limit_bytes`]).
     fn capture(&mut self, now: Duration, scheduler: &mut dyn Scheduler) {
+        let limit_bytes = if self.params.adaptive {
+            scheduler.media_frame_limit_bytes(self.params.deadline)
+        } else {
+            None
+        };
         while let Some(at) = self.capture_time(self.next_seq)
             && at <= now
         {
-            let bytes =
+            let drawn_bytes =
                 self.model
                     .frame_bytes(self.next_seq, self.bitrate_bps, self.rng.next_f64());
+            let bytes = self.limited.size(
+                self.model.position_in_interval(self.next_seq),
+                drawn_bytes,
+                limit_bytes,
+            );
             self.bitrate_sum += self.bitrate_bps as f64;
             scheduler.on_frame(at, bytes);
             self.waiting.push_back(WaitingFrame {
@@ -439,6 +487,25 @@ impl FrameReader {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_limited_frame_gives_what_it_did_not_use_to_the_rest_of_its_group() {
+        let mut limited = super::LimitedFrames::default();
+        // A group of 4: a keyframe drawn at 1 000 B under a 700 B limit, then 200 B P-frames
+        // that get 100 B each of the 300 B the keyframe did not use.
+        let sizes: Vec<u64> = [1_000, 200, 200, 200]
+            .into_iter()
+            .enumerate()
+            .map(|(position, drawn)| limited.size((position as u64, 4), drawn, Some(700)))
+            .collect();
+        assert_eq!(sizes, [700, 300, 300, 300]);
+        // Nothing is carried into the next group, and no limit changes nothing.
+        assert_eq!(limited.size((0, 4), 1_000, None), 1_000);
+        // A P-frame above the limit carries its excess on, to the group's last frame.
+        assert_eq!(limited.size((1, 4), 900, Some(700)), 700);
+        assert_eq!(limited.size((2, 4), 200, Some(700)), 300);
+        assert_eq!(limited.size((3, 4), 200, Some(700)), 300);
+    }
+
     use super::*;
     use crate::mock::{MockStreams, RecordingScheduler};
 

@@ -153,13 +153,20 @@ impl VideoModel {
         let interval = f64::from(self.keyframe_interval.max(1));
         let mean = bitrate_bps as f64 / 8.0 / f64::from(self.fps.max(1));
         let p_frame = mean * interval / (interval - 1.0 + self.keyframe_ratio);
-        let base = if seq.is_multiple_of(u64::from(self.keyframe_interval.max(1))) {
+        let base = if self.position_in_interval(seq).0 == 0 {
             p_frame * self.keyframe_ratio
         } else {
             p_frame
         };
         let factor = 1.0 + self.jitter * (2.0 * unit - 1.0);
         ((base * factor).round() as u64).clamp(FRAME_HEADER_BYTES + 1, u64::from(u32::MAX))
+    }
+
+    /// Where frame `seq` is in its group of pictures: (frames since the group's keyframe, 0
+    /// for the keyframe itself; frames in a group).
+    pub fn position_in_interval(&self, seq: u64) -> (u64, u64) {
+        let interval = u64::from(self.keyframe_interval.max(1));
+        (seq % interval, interval)
     }
 
     /// When frame `seq` is captured, after frame 0.

@@ -140,6 +140,16 @@ pub trait Scheduler: Send + std::fmt::Debug {
         None
     }
 
+    /// The largest frame an adaptive media source should encode now, bytes, for frames due
+    /// `deadline` after capture; `None` when this scheduler sets no limit. A keyframe is
+    /// several frames' worth at once: in overload, at a rate that fits the path, it can still
+    /// take longer to serialize than the deadline leaves, and a frame that cannot arrive is
+    /// refused or late, with every frame that depends on it. A real-time encoder's rate
+    /// control caps its keyframes from its delay budget for the same reason.
+    fn media_frame_limit_bytes(&self, _deadline: Duration) -> Option<u64> {
+        None
+    }
+
     /// When this scheduler next wants [`observe`](Scheduler::observe) called without any
     /// network event (a periodic update).
     fn wakeup(&self) -> Option<Duration> {

@@ -174,6 +174,11 @@ pub(super) const CAPACITY_DROP_BELOW: f64 = 0.8;
 /// the busy rate then overstates our share.
 pub(super) const BUSY_RATE_MAX_LIFT: f64 = 1.1;
 
+/// The queue, in targets, an adaptive source's largest frame is sized to wait behind
+/// ([`crate::Scheduler::media_frame_limit_bytes`]): the admission test measures the queue
+/// ahead when the frame starts, and the delay mode holds it near one target.
+pub(super) const FRAME_LIMIT_QUEUE_TARGETS: f64 = 1.0;
+
 /// How fast the target bitrate for adaptive media climbs while the path is not saturated, as
 /// a share of itself per second.
 pub(super) const MEDIA_RATE_CLIMB_PER_S: f64 = 0.1;

@@ -826,6 +826,35 @@ fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
     );
 }
 
+#[test]
+fn an_adaptive_sources_frames_fit_the_deadline_behind_the_target_queue_while_saturated() {
+    let mut b = Balancer::new(config());
+    let acked = |v: TransportView, bytes: u64| TransportView {
+        acked_bytes: bytes,
+        ..v
+    };
+    // With no round measured, no limit.
+    assert_eq!(b.media_frame_limit_bytes(Duration::from_millis(175)), None);
+    // Saturated at 600 kbit/s, as in the test above, with a 50 ms minimum RTT.
+    b.observe(&acked(view(0, 1_000_000, 75_000, 1_000, 50), 500_000));
+    b.observe(&acked(view(1_000, 1_000_000, 75_000, 1_000, 50), 700_000));
+    b.observe(&acked(view(2_000, 1_000_000, 75_000, 1_000, 50), 775_000));
+    // 175 ms − 25 ms (half the minimum RTT) − 25 ms (the target's queue) = 125 ms at
+    // 600 kbit/s (the media's target ÷ its share): 9 375 B.
+    let limit = b
+        .media_frame_limit_bytes(Duration::from_millis(175))
+        .unwrap();
+    assert!(limit.abs_diff(9_375) <= 1, "{limit}");
+    // A deadline that half the RTT and the target's queue use up sets none.
+    assert_eq!(b.media_frame_limit_bytes(Duration::from_millis(45)), None);
+    // The queue gone (the latest RTT sample at the minimum): the path has room, no limit.
+    b.observe(&sampled(
+        acked(view(2_010, 1_000_000, 75_000, 1_000, 50), 775_000),
+        50,
+    ));
+    assert_eq!(b.media_frame_limit_bytes(Duration::from_millis(175)), None);
+}
+
 /// A second at 600 kbit/s with a queue (RTT samples 50 ms above the minimum) whose
 /// acknowledgements stop at `busy_until_ms`, then idle until 1 000 ms, when a round ends
 /// saturated (smoothed RTT 100 ms against a 50 ms minimum).
