@@ -97,7 +97,10 @@
 //!   (both classes), while the link is saturated; climbing by 10 % a second otherwise. When
 //!   the newest busy stretches serve much less behind a backlog, the capacity dropped, and
 //!   the target follows at once, not at the end of a round that behind a GEO drop lasts
-//!   seconds. In flight ÷ RTT, which the cap's own rules use, overstates the rate while a
+//!   seconds; so does the bulk's cap, to the new rate's pipe plus the target (from 4 to
+//!   0.6 Mbit/s on GEO the round-based cap kept 300 kB out for another second, and the
+//!   backlog every frame waits behind emptied a second later: at 185.0 s instead of 184.0 s,
+//!   seed 2). In flight ÷ RTT, which the cap's own rules use, overstates the rate while a
 //!   keyframe's burst is in flight, and an adaptive source that followed it was late by
 //!   design.
 //! - **Frames an adaptive source can deliver**: while the path is saturated, the source is
@@ -450,13 +453,25 @@ impl Balancer {
     }
 
     /// The adaptive media's target follows a capacity drop at once, not at the end of a round
-    /// (a round behind a GEO drop's backlog lasts seconds): see `dropped_capacity_bps`.
+    /// (a round behind a GEO drop's backlog lasts seconds): see `dropped_capacity_bps`. So
+    /// does the bulk's cap, to the new rate's pipe plus the target: what the connection sends
+    /// beyond that only lengthens the backlog every frame waits behind.
     fn follow_capacity_drop(&mut self, view: &TransportView) {
         if let Some(target_bps) = self.media_target_bps
             && let Some(recent_bps) =
                 self.dropped_capacity_bps(target_bps as f64 / self.config.media_rate_share, view)
         {
             self.media_target_bps = Some((recent_bps * self.config.media_rate_share) as u64);
+        }
+        if self.mode == Mode::Delay
+            && let Some(round_bps) = self.last_rate_bps
+            && let Some(recent_bps) = self.dropped_capacity_bps(round_bps, view)
+        {
+            let pipe_bytes =
+                (recent_bps / 8.0 * (view.min_rtt + self.config.target).as_secs_f64()) as u64;
+            self.window_bytes = self
+                .window_bytes
+                .min(pipe_bytes.max(self.floor_bytes(view)));
         }
     }
 

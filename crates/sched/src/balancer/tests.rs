@@ -1091,9 +1091,9 @@ fn media_above_the_path_rate_pauses_the_bulk_only_as_long_as_a_quarter_spare_wou
 
 /// A GEO balancer (minimum RTT 600 ms, smoothed 700 ms) acknowledging 4 Mbit/s behind
 /// 100 ms of queue for a second, then 600 kbit/s with the latest RTT samples at
-/// `sample_after_ms`; its media target 350 ms after the drop, before the round in which the
-/// drop shows ends (at 1 400 ms).
-fn media_target_after_a_drop(sample_after_ms: u64) -> u64 {
+/// `sample_after_ms`; 350 ms after the drop, before the round in which the drop shows ends
+/// (at 1 400 ms).
+fn after_a_drop(sample_after_ms: u64) -> Balancer {
     let mut b = Balancer::new(config());
     let mut acked = 0;
     for t in (0..=1_350).step_by(10) {
@@ -1113,7 +1113,20 @@ fn media_target_after_a_drop(sample_after_ms: u64) -> u64 {
             sample,
         ));
     }
-    b.media_target_bps().unwrap()
+    b
+}
+
+fn media_target_after_a_drop(sample_after_ms: u64) -> u64 {
+    after_a_drop(sample_after_ms).media_target_bps().unwrap()
+}
+
+#[test]
+fn the_bulks_cap_follows_a_capacity_drop_before_the_round_ends() {
+    // The newest busy stretches read 600 kbit/s behind 300 ms of queue: the cap goes to that
+    // rate's pipe plus the target, 600 kbit/s × 625 ms = 46 875 B, at once.
+    assert_eq!(after_a_drop(900).window_bytes(), 46_875);
+    // Without the backlog that says the capacity dropped, the round decides.
+    assert!(after_a_drop(640).window_bytes() > 300_000);
 }
 
 #[test]
