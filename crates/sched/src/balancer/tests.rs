@@ -807,19 +807,26 @@ fn late_frames_are_cancelled_half_a_minimum_rtt_before_their_deadline() {
     assert_eq!(b.frame_expiry(), None);
 }
 
+fn acked(v: TransportView, bytes: u64) -> TransportView {
+    TransportView {
+        acked_bytes: bytes,
+        ..v
+    }
+}
+
+/// 75 kB in flight over 1 s of RTT with 950 ms of queue (saturated), and 75 kB acknowledged
+/// in the last second (whatever was written or sent meanwhile): 600 kbit/s delivered.
+fn saturated_delivering_600_kbit(b: &mut Balancer) {
+    b.observe(&acked(view(0, 1_000_000, 75_000, 1_000, 50), 500_000));
+    b.observe(&acked(view(1_000, 1_000_000, 75_000, 1_000, 50), 700_000));
+    b.observe(&acked(view(2_000, 1_000_000, 75_000, 1_000, 50), 775_000));
+}
+
 #[test]
 fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
     let mut b = Balancer::new(config());
-    let acked = |v: TransportView, bytes: u64| TransportView {
-        acked_bytes: bytes,
-        ..v
-    };
-    // 75 kB in flight over 1 s of RTT with 950 ms of queue: saturated.
-    b.observe(&acked(view(0, 1_000_000, 75_000, 1_000, 50), 500_000));
-    b.observe(&acked(view(1_000, 1_000_000, 75_000, 1_000, 50), 700_000));
-    // What was delivered in the last second: 75 kB acknowledged (whatever was written or
-    // sent meanwhile): 600 kbit/s; × the share.
-    b.observe(&acked(view(2_000, 1_000_000, 75_000, 1_000, 50), 775_000));
+    saturated_delivering_600_kbit(&mut b);
+    // 600 kbit/s × the share.
     assert_eq!(
         b.media_target_bps(),
         Some((600_000.0 * config().media_rate_share) as u64)
@@ -829,16 +836,10 @@ fn the_media_target_is_a_share_of_what_the_path_delivered_when_saturated() {
 #[test]
 fn an_adaptive_sources_frames_fit_the_deadline_behind_the_target_queue_while_saturated() {
     let mut b = Balancer::new(config());
-    let acked = |v: TransportView, bytes: u64| TransportView {
-        acked_bytes: bytes,
-        ..v
-    };
     // With no round measured, no limit.
     assert_eq!(b.media_frame_limit_bytes(Duration::from_millis(175)), None);
-    // Saturated at 600 kbit/s, as in the test above, with a 50 ms minimum RTT.
-    b.observe(&acked(view(0, 1_000_000, 75_000, 1_000, 50), 500_000));
-    b.observe(&acked(view(1_000, 1_000_000, 75_000, 1_000, 50), 700_000));
-    b.observe(&acked(view(2_000, 1_000_000, 75_000, 1_000, 50), 775_000));
+    // Saturated at 600 kbit/s with a 50 ms minimum RTT.
+    saturated_delivering_600_kbit(&mut b);
     // 175 ms − 25 ms (half the minimum RTT) − 25 ms (the target's queue) = 125 ms at
     // 600 kbit/s (the media's target ÷ its share): 9 375 B.
     let limit = b
