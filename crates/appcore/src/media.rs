@@ -61,8 +61,8 @@ struct FrameWriter<S> {
 /// An adaptive encoder's answer to a frame limit ([`Scheduler::media_frame_limit_bytes`]): a
 /// frame drawn larger is encoded at the limit (coarser), and the bytes it did not use go to the
 /// predicted frames after it, evenly up to the next keyframe, so the source keeps its mean
-/// rate, as a rate control spends its budget over a group of pictures. A keyframe starts
-/// afresh: what the last group did not spend is gone. WebRTC's encoders bound a keyframe by
+/// rate (unless they reach the limit too), as a rate control spends its budget over a group of
+/// pictures. A keyframe starts afresh: what the last group did not spend is gone. WebRTC's encoders bound a keyframe by
 /// their delay budget in the same spirit (\[WebRTC-intra\] in docs/references.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct LimitedFrames {
@@ -138,10 +138,15 @@ impl<S> MediaSender<S> {
     }
 
     /// Captures every frame due by `now`, at the encoder's current rate; an adaptive source
-    /// holds each frame to the scheduler's limit ([`Scheduler::media_frame_limit_bytes`]).
+    /// holds each frame to the scheduler's limit ([`Scheduler::media_frame_limit_bytes`]),
+    /// but never below its mean frame at that rate: a limit that low says the rate itself is
+    /// too high, which the target bitrate answers.
     fn capture(&mut self, now: Duration, scheduler: &mut dyn Scheduler) {
+        let mean_frame_bytes = self.bitrate_bps / 8 / u64::from(self.model.fps.max(1));
         let limit_bytes = if self.params.adaptive {
-            scheduler.media_frame_limit_bytes(self.params.deadline)
+            scheduler
+                .media_frame_limit_bytes(self.params.deadline)
+                .map(|limit| limit.max(mean_frame_bytes))
         } else {
             None
         };
@@ -487,25 +492,6 @@ impl FrameReader {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_limited_frame_gives_what_it_did_not_use_to_the_rest_of_its_group() {
-        let mut limited = super::LimitedFrames::default();
-        // A group of 4: a keyframe drawn at 1 000 B under a 700 B limit, then 200 B P-frames
-        // that get 100 B each of the 300 B the keyframe did not use.
-        let sizes: Vec<u64> = [1_000, 200, 200, 200]
-            .into_iter()
-            .enumerate()
-            .map(|(position, drawn)| limited.size((position as u64, 4), drawn, Some(700)))
-            .collect();
-        assert_eq!(sizes, [700, 300, 300, 300]);
-        // Nothing is carried into the next group, and no limit changes nothing.
-        assert_eq!(limited.size((0, 4), 1_000, None), 1_000);
-        // A P-frame above the limit carries its excess on, to the group's last frame.
-        assert_eq!(limited.size((1, 4), 900, Some(700)), 700);
-        assert_eq!(limited.size((2, 4), 200, Some(700)), 300);
-        assert_eq!(limited.size((3, 4), 200, Some(700)), 300);
-    }
-
     use super::*;
     use crate::mock::{MockStreams, RecordingScheduler};
 
@@ -642,6 +628,69 @@ mod tests {
         };
         let total: u64 = (0..6000).map(|seq| size(&jittery, seq)).sum();
         assert!((total as f64 - 5e7).abs() < 5e7 * 0.01, "{total}");
+    }
+
+    #[test]
+    fn a_limited_frame_gives_what_it_did_not_use_to_the_rest_of_its_group() {
+        let mut limited = LimitedFrames::default();
+        // A group of 4: a keyframe drawn at 1 000 B under a 700 B limit, then 200 B P-frames
+        // that get 100 B each of the 300 B the keyframe did not use.
+        let sizes: Vec<u64> = [1_000, 200, 200, 200]
+            .into_iter()
+            .enumerate()
+            .map(|(position, drawn)| limited.size((position as u64, 4), drawn, Some(700)))
+            .collect();
+        assert_eq!(sizes, [700, 300, 300, 300]);
+        // Nothing is carried into the next group, and no limit changes nothing.
+        assert_eq!(limited.size((0, 4), 1_000, None), 1_000);
+        // A P-frame above the limit carries its excess on, split over the frames left.
+        assert_eq!(limited.size((1, 4), 900, Some(700)), 700);
+        assert_eq!(limited.size((2, 4), 200, Some(700)), 300);
+        assert_eq!(limited.size((3, 4), 200, Some(700)), 300);
+    }
+
+    /// The sizes of the first `frames` frames of `params` captured under a scheduler whose
+    /// frame limit is `limit`.
+    fn sizes_under_limit(params: MediaParams, limit: Option<u64>, frames: u64) -> Vec<u64> {
+        let mut sender = MediaSender::new(params);
+        let mut scheduler = RecordingScheduler {
+            frame_limit: limit,
+            ..RecordingScheduler::default()
+        };
+        let mut streams = MockStreams {
+            room: u64::MAX,
+            ..MockStreams::default()
+        };
+        sender.on_connected(ms(0));
+        let last = params.video.capture_offset(frames - 1);
+        sender.step(last, &mut scheduler, &mut streams);
+        streams
+            .written
+            .iter()
+            .map(|bytes| u64::from(FrameHeader::decode(bytes[..20].try_into().unwrap()).size_bytes))
+            .collect()
+    }
+
+    #[test]
+    fn only_an_adaptive_source_holds_its_frames_to_the_limit_and_never_below_its_mean_frame() {
+        // 2 Mbit/s at 30 fps: a mean frame of 8 333 B, predicted frames of 7 813 B and
+        // keyframes of 39 063 B.
+        let fixed = sizes_under_limit(params(), Some(20_000), 60);
+        assert_eq!(
+            fixed[0], 39_063,
+            "a source that does not adapt ignores the limit"
+        );
+        let adaptive = MediaParams {
+            adaptive: true,
+            ..params()
+        };
+        let limited = sizes_under_limit(adaptive, Some(20_000), 60);
+        assert_eq!(limited[0], 20_000);
+        // The 19 063 B the keyframe did not use go to the 59 frames after it.
+        let total: u64 = limited.iter().sum();
+        assert!(total.abs_diff(fixed.iter().sum()) < 59, "{total}");
+        // A limit below the mean frame is taken as the mean frame.
+        assert_eq!(sizes_under_limit(adaptive, Some(1_000), 1)[0], 8_333);
     }
 
     #[test]

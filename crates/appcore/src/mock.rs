@@ -75,10 +75,11 @@ impl SendStreams for MockStreams {
 }
 
 /// A scheduler that records what it is told: no limits, frames expire `expiry` before their
-/// deadline if set.
+/// deadline if set, frames no larger than `frame_limit` if set.
 #[derive(Debug, Default)]
 pub(crate) struct RecordingScheduler {
     pub(crate) expiry: Option<Duration>,
+    pub(crate) frame_limit: Option<u64>,
     pub(crate) bulk_allowance: Option<u64>,
     pub(crate) frames: u64,
     pub(crate) written: u64,
@@ -114,5 +115,9 @@ impl Scheduler for RecordingScheduler {
 
     fn frame_expiry(&self) -> Option<Duration> {
         self.expiry
+    }
+
+    fn media_frame_limit_bytes(&self, _deadline: Duration) -> Option<u64> {
+        self.frame_limit
     }
 }

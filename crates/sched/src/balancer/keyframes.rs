@@ -13,6 +13,12 @@ use std::time::Duration;
 /// last second before it (the lab's keyframes are 5× a predicted frame, ±20 %).
 pub(super) const KEYFRAME_SIZE_FACTOR: f64 = 2.5;
 
+/// The largest frame an adaptive source is told to encode is never below this many times the
+/// mean of the last second's frames, a fifth above [`KEYFRAME_SIZE_FACTOR`]: a keyframe held
+/// at the limit is still told from the predicted frames around it (their size spread, and the
+/// bytes a held keyframe leaves them).
+pub(super) const KEYFRAME_VISIBLE_FACTOR: f64 = 3.0;
+
 /// Keyframe intervals outside this range are not a group of pictures (a scene cut, a source
 /// that changed its settings): no prediction.
 const INTERVAL_RANGE: (Duration, Duration) = (Duration::from_millis(300), Duration::from_secs(10));
@@ -21,7 +27,7 @@ const INTERVAL_RANGE: (Duration, Duration) = (Duration::from_millis(300), Durati
 const INTERVAL_TOLERANCE: f64 = 0.1;
 
 /// Frames the size mean is taken over.
-const SIZE_WINDOW: Duration = Duration::from_secs(1);
+pub(super) const SIZE_WINDOW: Duration = Duration::from_secs(1);
 
 /// The keyframes seen. The frames before each come from the caller, which keeps them anyway.
 #[derive(Debug, Clone, Default)]
