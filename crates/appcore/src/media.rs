@@ -188,18 +188,6 @@ impl<S> MediaSender<S> {
         let before = self.waiting.len();
         self.waiting.retain(|frame| !expired(frame.captured_at));
         self.cancelled_frames += (before - self.waiting.len()) as u64;
-        if let Some(extra) = std::env::var("SQ_ABANDON").ok().and_then(|v| v.parse::<u64>().ok()) {
-            let limit = self.params.deadline + Duration::from_millis(extra);
-            for frame in self.writing.iter_mut().filter(|f| f.finished && f.bytes > 0) {
-                if now.saturating_sub(frame.captured_at) > limit
-                    && !streams.is_acknowledged(&frame.stream)
-                    && streams.reset(&mut frame.stream, FRAME_EXPIRED)
-                {
-                    self.cancelled_frames += 1;
-                    frame.bytes = 0;
-                }
-            }
-        }
         // Only frames not yet completely written: one that is written may already be on its
         // way and arrive in time.
         for frame in self.writing.iter_mut().filter(|f| !f.finished) {

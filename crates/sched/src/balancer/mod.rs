@@ -1117,16 +1117,6 @@ impl Scheduler for Balancer {
         }
     }
 
-    fn bulk_allowance(&mut self, _now: Duration) -> u64 {
-        if std::env::var("SQ_ALLOW").is_err() || self.mode != Mode::Delay {
-            return u64::MAX;
-        }
-        match (self.view, self.send_window()) {
-            (Some(view), Some(windows)) => windows.bulk_bytes.saturating_sub(view.in_flight_bytes),
-            _ => u64::MAX,
-        }
-    }
-
     fn on_acked(&mut self, now: Duration, class: Class, bytes: u64) {
         if class == Class::Media {
             self.recent_media_acks.push_back((now, bytes));
