@@ -62,8 +62,9 @@ struct FrameWriter<S> {
 /// frame drawn larger is encoded at the limit (coarser), and the bytes it did not use go to the
 /// predicted frames after it, evenly up to the next keyframe, so the source keeps its mean
 /// rate (unless they reach the limit too), as a rate control spends its budget over a group of
-/// pictures. A keyframe starts afresh: what the last group did not spend is gone. WebRTC's encoders bound a keyframe by
-/// their delay budget in the same spirit (\[WebRTC-intra\] in docs/references.md).
+/// pictures. A keyframe starts afresh: what the last group did not spend is gone. WebRTC's
+/// encoders bound a keyframe by their delay budget in the same spirit (\[WebRTC-intra\] in
+/// docs/references.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct LimitedFrames {
     unspent_bytes: u64,

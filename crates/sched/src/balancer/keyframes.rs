@@ -27,7 +27,21 @@ const INTERVAL_RANGE: (Duration, Duration) = (Duration::from_millis(300), Durati
 const INTERVAL_TOLERANCE: f64 = 0.1;
 
 /// Frames the size mean is taken over.
-pub(super) const SIZE_WINDOW: Duration = Duration::from_secs(1);
+const SIZE_WINDOW: Duration = Duration::from_secs(1);
+
+/// The frames of `frames` ((capture time, bytes)) captured within [`SIZE_WINDOW`] before
+/// `now`: how many, and their mean size (0 for none). The keyframe test compares with it, and
+/// the frame limit stays above it (`KEYFRAME_VISIBLE_FACTOR`).
+pub(super) fn recent_frames_mean(
+    now: Duration,
+    frames: impl IntoIterator<Item = (Duration, u64)>,
+) -> (u64, f64) {
+    let (count, sum) = frames
+        .into_iter()
+        .filter(|&(t, _)| t + SIZE_WINDOW > now)
+        .fold((0u64, 0u64), |(n, total), (_, b)| (n + 1, total + b));
+    (count, sum as f64 / count.max(1) as f64)
+}
 
 /// The keyframes seen. The frames before each come from the caller, which keeps them anyway.
 #[derive(Debug, Clone, Default)]
@@ -46,12 +60,8 @@ impl KeyframeClock {
         bytes: u64,
         earlier: impl IntoIterator<Item = (Duration, u64)>,
     ) -> bool {
-        let (count, sum) = earlier
-            .into_iter()
-            .filter(|&(t, _)| t + SIZE_WINDOW > now)
-            .fold((0u64, 0u64), |(n, total), (_, b)| (n + 1, total + b));
-        let keyframe =
-            count >= 3 && bytes as f64 >= KEYFRAME_SIZE_FACTOR * (sum as f64 / count as f64);
+        let (count, mean) = recent_frames_mean(now, earlier);
+        let keyframe = count >= 3 && bytes as f64 >= KEYFRAME_SIZE_FACTOR * mean;
         if keyframe {
             if self.keyframes.len() == 3 {
                 self.keyframes.pop_front();

@@ -106,10 +106,10 @@
 //! - **Frames an adaptive source can deliver**: while the path is saturated (delay mode), the
 //!   source is also told the largest frame that arrives by its deadline behind one target of
 //!   queue at that capacity, never below three mean frames, so that the keyframe clock still
-//!   tells its keyframes ([`Scheduler::media_frame_limit_bytes`]). At a rate that fits the path a
-//!   keyframe (5 predicted frames) still took 125 of the 150 ms of slack at 0.6 Mbit/s, and
-//!   the admission refused about one in two in overload: the late-frame targets were met
-//!   while only 50–72 % of frames were decodable. Bounded, 77–93 % are.
+//!   tells its keyframes ([`Scheduler::media_frame_limit_bytes`]). At a rate that fits the
+//!   path a keyframe (5 predicted frames) still took 125 of the 150 ms of slack at
+//!   0.6 Mbit/s, and the admission refused about one in two in overload: the late-frame
+//!   targets were met while only 50–72 % of frames were decodable. Bounded, 79–94 % are.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -121,7 +121,7 @@ mod keyframes;
 
 pub use config::{BalancerConfig, COMPETITION_QUEUE_TARGETS};
 
-use keyframes::{KEYFRAME_VISIBLE_FACTOR, KeyframeClock, SIZE_WINDOW as FRAME_SIZE_WINDOW};
+use keyframes::{KEYFRAME_VISIBLE_FACTOR, KeyframeClock, recent_frames_mean};
 
 use config::{
     BULK_SLACK_PACKETS, BURST_GROW_ABOVE, BURST_JUMP_ABOVE, BURST_PIPE_SHARE, BURST_PROBE_DURATION,
@@ -625,7 +625,7 @@ impl Balancer {
         // capacity built: below the new pipe while the backlog lasts, so the bulk resumes only
         // once most of it drained. Keeping the cut instead made geo-adaptive's late frames
         // after 2 s 6.3 / 7.1 % (Cubic) and 6.9 / 9.4 % (Hybla), against 5.9 / 6.5 and
-        // 5.4 / 5.9 %.
+        // 5.5 / 6.2 %.
         match self.mode {
             Mode::Delay => self.hold_queue_to_target(view, queue_delay, used),
             // The controller's window governs (see `send_window`).
@@ -1262,10 +1262,10 @@ impl Scheduler for Balancer {
     /// balancer keeps (`FRAME_LIMIT_QUEUE_TARGETS` targets), so that the largest frame can
     /// arrive in time behind that queue. (The admission test reads the round's rate, which
     /// may be lower; taking the lower of the two made geo-adaptive/hybla's late frames after
-    /// 2 s 5.8 / 6.5 % instead of 5.4 / 5.9 %.) Never below `KEYFRAME_VISIBLE_FACTOR` times the mean of
-    /// the last second's frames: a keyframe held below what the balancer's own keyframe clock
-    /// recognises would lose the pause before the next one (where the slack is that tight, a
-    /// keyframe is refused or late as before). Not saturated, the path has room for a
+    /// 2 s 5.8 / 6.5 % instead of 5.5 / 6.2 %.) Never below `KEYFRAME_VISIBLE_FACTOR` times
+    /// the mean of the last second's frames: a keyframe held below what the balancer's own
+    /// keyframe clock recognises would lose the pause before the next one (where the slack is
+    /// that tight, a keyframe is refused or late as before). Not saturated, the path has room for a
     /// keyframe's burst; next to a competitor, its queue, not ours, decides.
     fn media_frame_limit_bytes(&self, deadline: Duration) -> Option<u64> {
         let view = self.view?;
@@ -1276,14 +1276,9 @@ impl Scheduler for Balancer {
         let budget = deadline.checked_sub(
             view.min_rtt / 2 + self.config.target.mul_f64(FRAME_LIMIT_QUEUE_TARGETS),
         )?;
-        let (count, sum) = self
-            .recent_frames
-            .iter()
-            .filter(|&&(t, _)| t + FRAME_SIZE_WINDOW > view.now)
-            .fold((0u64, 0u64), |(n, total), &(_, bytes)| {
-                (n + 1, total + bytes)
-            });
-        let visible = KEYFRAME_VISIBLE_FACTOR * sum as f64 / count.max(1) as f64;
+        let (_, mean_frame_bytes) =
+            recent_frames_mean(view.now, self.recent_frames.iter().copied());
+        let visible = KEYFRAME_VISIBLE_FACTOR * mean_frame_bytes;
         Some((budget.as_secs_f64() * capacity_bps / 8.0).max(visible) as u64)
     }
 
