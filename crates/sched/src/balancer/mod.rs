@@ -988,6 +988,11 @@ impl Scheduler for Balancer {
         {
             self.acked_history.pop_front();
         }
+        // Until the first acknowledgement the base moves with the clock: a rate counted from
+        // before the handshake or the first round trip is not the path's.
+        if view.acked_bytes == 0 {
+            self.acked_history.clear();
+        }
         if self.acked_history.back().is_none_or(|&(t, _)| t < view.now) {
             self.acked_history.push_back((view.now, view.acked_bytes));
         }

@@ -1195,3 +1195,23 @@ fn an_empty_round_above_half_the_target_grows_by_the_full_step_not_littles_law()
     let grown = b.window_bytes() as f64;
     assert!((grown - (48_000.0 + one_target)).abs() <= 1.0, "{grown}");
 }
+
+#[test]
+fn the_delivered_rate_counts_from_the_first_acknowledgement_not_from_before_the_handshake() {
+    // Nothing acknowledged for 300 ms (handshake, first round trip), then 750 B every 10 ms:
+    // 600 kbit/s. Counted from the first observation it read 15 000 B over 500 ms, 240 kbit/s,
+    // and the simulator, which observes from the first packet, cut the media of RFC 8867
+    // §5.2 to less than the real-time backend, which observes from the session's start.
+    let mut b = Balancer::new(config());
+    for t in (0..=500u64).step_by(10) {
+        b.observe(&TransportView {
+            acked_bytes: t.saturating_sub(300) / 10 * 750,
+            ..view(t, 1_000_000, 7_500, 100, 50)
+        });
+    }
+    let delivered_bps = b.delivered_bps(&TransportView {
+        acked_bytes: 15_000,
+        ..view(500, 1_000_000, 7_500, 100, 50)
+    });
+    assert!((delivered_bps - 600_000.0).abs() < 1.0, "{delivered_bps}");
+}
