@@ -84,6 +84,10 @@ pub trait SendStreams {
     /// be. Whether the reset happened (not if the stream was already gone or reset).
     fn reset(&mut self, stream: &mut Self::Stream, error_code: u32) -> bool;
 
+    /// Changes the priority of an open stream: for what it has not sent yet and for the
+    /// retransmissions of what it lost.
+    fn set_priority(&mut self, stream: &mut Self::Stream, priority: i32);
+
     /// Whether the transport has forgotten a finished stream: the peer acknowledged all of it
     /// (or its reset).
     fn is_acknowledged(&mut self, stream: &Self::Stream) -> bool;

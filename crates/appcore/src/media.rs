@@ -56,6 +56,8 @@ struct FrameWriter<S> {
     payload_bytes: u64,
     /// Written completely and finished (or reset); waiting for acknowledgement.
     finished: bool,
+    /// Past its deadline, its stream moved to the scheduler's late-frame priority.
+    late: bool,
 }
 
 /// An adaptive encoder's answer to a frame limit ([`Scheduler::media_frame_limit_bytes`]): a
@@ -201,6 +203,28 @@ impl<S> MediaSender<S> {
         }
     }
 
+    /// Moves the streams of frames past their deadline to the scheduler's late-frame priority
+    /// (see `Scheduler::late_frame_priority`), once per frame.
+    fn give_way_when_late(
+        &mut self,
+        now: Duration,
+        scheduler: &dyn Scheduler,
+        streams: &mut dyn SendStreams<Stream = S>,
+    ) {
+        let Some(priority) = scheduler.late_frame_priority() else {
+            return;
+        };
+        let deadline = self.params.deadline;
+        for frame in self
+            .writing
+            .iter_mut()
+            .filter(|f| !f.late && now.saturating_sub(f.captured_at) > deadline)
+        {
+            streams.set_priority(&mut frame.stream, priority);
+            frame.late = true;
+        }
+    }
+
     /// Opens streams for waiting frames the scheduler admits (and drops those it refuses);
     /// `just_in_time`: only while no frame is still being written.
     fn open_frames(
@@ -239,6 +263,7 @@ impl<S> MediaSender<S> {
                 offset: 0,
                 payload_bytes: frame.bytes - FRAME_HEADER_BYTES,
                 finished: false,
+                late: false,
             });
         }
     }
@@ -267,6 +292,7 @@ impl<S: Send> SendingHalf<S> for MediaSender<S> {
         }
         self.capture(now, scheduler);
         self.expire(now, scheduler, streams);
+        self.give_way_when_late(now, scheduler, streams);
         // Frames the peer has acknowledged completely: the transport forgets a finished stream
         // then.
         self.writing.retain(|frame| {
@@ -538,6 +564,44 @@ mod tests {
         sender.step(ms(6), &mut scheduler, &mut streams);
         sender.step(ms(7), &mut scheduler, &mut streams);
         assert_eq!(scheduler.acked, bytes.len() as u64);
+    }
+
+    #[test]
+    fn a_written_frame_past_its_deadline_gives_way_to_the_frames_that_can_be_on_time() {
+        // 100 ms between frames, due 150 ms after capture; the peer acknowledges nothing.
+        let mut sender = MediaSender::new(steady());
+        let mut scheduler = RecordingScheduler {
+            late_priority: Some(-1),
+            ..RecordingScheduler::default()
+        };
+        let mut streams = MockStreams {
+            room: u64::MAX,
+            ..MockStreams::default()
+        };
+        sender.on_connected(ms(0));
+        sender.step(ms(0), &mut scheduler, &mut streams);
+        sender.step(ms(150), &mut scheduler, &mut streams);
+        assert!(
+            streams.priorities.is_empty(),
+            "due, not late: {:?}",
+            streams.priorities
+        );
+        sender.step(ms(151), &mut scheduler, &mut streams);
+        assert_eq!(streams.priorities, [(0, -1)].into());
+        // Frame 1 (captured at 100 ms) late at 251 ms, frame 2 (200 ms) not yet.
+        sender.step(ms(251), &mut scheduler, &mut streams);
+        assert_eq!(streams.priorities, [(0, -1), (1, -1)].into());
+        // Without a late priority nothing changes.
+        let mut sender = MediaSender::new(steady());
+        let mut scheduler = RecordingScheduler::default();
+        let mut streams = MockStreams {
+            room: u64::MAX,
+            ..MockStreams::default()
+        };
+        sender.on_connected(ms(0));
+        sender.step(ms(0), &mut scheduler, &mut streams);
+        sender.step(ms(300), &mut scheduler, &mut streams);
+        assert!(streams.priorities.is_empty());
     }
 
     #[test]

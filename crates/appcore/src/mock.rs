@@ -1,7 +1,7 @@
 //! A connection and a scheduler for the state machines' unit tests: streams by number, a fixed
 //! amount of room per step, every call recorded.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -25,6 +25,8 @@ pub(crate) struct MockStreams {
     /// Streams the peer has acknowledged completely.
     pub(crate) acked: BTreeSet<u32>,
     pub(crate) send_window: Option<u64>,
+    /// Per stream: the priority last set after it was opened.
+    pub(crate) priorities: BTreeMap<u32, i32>,
 }
 
 impl SendStreams for MockStreams {
@@ -65,6 +67,10 @@ impl SendStreams for MockStreams {
         self.reset.insert(*stream)
     }
 
+    fn set_priority(&mut self, stream: &mut u32, priority: i32) {
+        self.priorities.insert(*stream, priority);
+    }
+
     fn is_acknowledged(&mut self, stream: &u32) -> bool {
         self.acked.contains(stream)
     }
@@ -80,6 +86,7 @@ impl SendStreams for MockStreams {
 pub(crate) struct RecordingScheduler {
     pub(crate) expiry: Option<Duration>,
     pub(crate) frame_limit: Option<u64>,
+    pub(crate) late_priority: Option<i32>,
     pub(crate) bulk_allowance: Option<u64>,
     pub(crate) frames: u64,
     pub(crate) written: u64,
@@ -115,6 +122,10 @@ impl Scheduler for RecordingScheduler {
 
     fn frame_expiry(&self) -> Option<Duration> {
         self.expiry
+    }
+
+    fn late_frame_priority(&self) -> Option<i32> {
+        self.late_priority
     }
 
     fn media_frame_limit_bytes(&self, _deadline: Duration) -> Option<u64> {

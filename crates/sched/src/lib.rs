@@ -111,6 +111,16 @@ pub trait Scheduler: Send + std::fmt::Debug {
         None
     }
 
+    /// The priority a written frame's stream drops to once the frame is past its deadline, or
+    /// `None` to keep it. A late frame is still delivered (the decoder may want it), but what
+    /// the transport still has to send of it, mostly retransmissions of its lost packets,
+    /// should not delay frames that can still be on time: quinn queues a retransmission
+    /// behind the streams of its priority already waiting and ahead of every frame written
+    /// after it.
+    fn late_frame_priority(&self) -> Option<i32> {
+        None
+    }
+
     /// A frame not yet acknowledged whose age (since capture) exceeds the media deadline minus
     /// this margin is cancelled (its stream reset: what was not sent never will be), as RTP
     /// over QUIC and MoQ do with frames past their deadline; `None` sends every frame however

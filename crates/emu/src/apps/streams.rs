@@ -83,6 +83,11 @@ impl SendStreams for QuinnStreams<'_> {
         reset
     }
 
+    fn set_priority(&mut self, stream: &mut OpenStream, priority: i32) {
+        // A stream quinn already forgot has nothing left to send.
+        let _ = stream.send.set_priority(priority);
+    }
+
     fn is_acknowledged(&mut self, stream: &OpenStream) -> bool {
         // quinn forgets a finished stream once the peer acknowledged all of it (what
         // `SendStream::stopped` reports as `Ok(None)`).

@@ -1101,9 +1101,14 @@ impl Scheduler for Balancer {
 
     fn priority(&self, class: Class) -> i32 {
         match class {
-            Class::Media => 1,
+            Class::Media => 2,
             Class::Bulk => 0,
         }
+    }
+
+    /// Between the media that can still be on time and the bulk.
+    fn late_frame_priority(&self) -> Option<i32> {
+        Some(1)
     }
 
     fn on_frame(&mut self, now: Duration, bytes: u64) {

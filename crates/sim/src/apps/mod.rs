@@ -145,6 +145,11 @@ impl SendStreams for ConnectionStreams<'_> {
             .is_ok()
     }
 
+    fn set_priority(&mut self, stream: &mut StreamId, priority: i32) {
+        // A stream quinn-proto already forgot has nothing left to send.
+        let _ = self.0.send_stream(*stream).set_priority(priority);
+    }
+
     fn is_acknowledged(&mut self, stream: &StreamId) -> bool {
         // quinn-proto forgets a send stream once all of it is acknowledged.
         self.0.send_stream(*stream).priority().is_err()
