@@ -16,7 +16,8 @@
 //!    real-time endpoints: when the session starts);
 //! 2. at every step, after the backend has told the scheduler the transport state
 //!    ([`sched::Scheduler::observe`]): [`step`](SendingHalf::step), which opens streams,
-//!    writes, finishes and resets them through [`SendStreams`], whose operations never wait —
+//!    writes, finishes, resets and reprioritises them through [`SendStreams`], whose
+//!    operations never wait —
 //!    quinn-proto's stream calls and quinn's polled once do the same;
 //! 3. [`wakeup`](SendingHalf::wakeup): when the half next wants a step without any network
 //!    event; [`summary`](SendingHalf::summary): what it did so far.
@@ -84,8 +85,10 @@ pub trait SendStreams {
     /// be. Whether the reset happened (not if the stream was already gone or reset).
     fn reset(&mut self, stream: &mut Self::Stream, error_code: u32) -> bool;
 
-    /// Changes the priority of an open stream: for what it has not sent yet and for the
-    /// retransmissions of what it lost.
+    /// Changes the priority of an open stream from the next time the transport queues it
+    /// (quinn: a retransmission of what it lost, or data written later). Data already queued
+    /// keeps its place, and with quinn's `send_fairness` off a stream being sent is finished
+    /// first.
     fn set_priority(&mut self, stream: &mut Self::Stream, priority: i32);
 
     /// Whether the transport has forgotten a finished stream: the peer acknowledged all of it

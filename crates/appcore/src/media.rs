@@ -10,7 +10,8 @@
 //!
 //! The sender asks the flow's scheduler at every step, in this order: the target rate (an
 //! adaptive source), then it captures what is due ([`Scheduler::on_frame`]), cancels what can
-//! no longer arrive ([`Scheduler::frame_expiry`]), reports frames the peer acknowledged
+//! no longer arrive ([`Scheduler::frame_expiry`]), moves written frames past their deadline to
+//! [`Scheduler::late_frame_priority`], reports frames the peer acknowledged
 //! ([`Scheduler::on_acked`]), applies the media send window, admits and opens frames
 //! ([`Scheduler::admit_frame`], at capture or just in time) and writes them oldest first,
 //! reporting what it wrote ([`Scheduler::on_written`]).
@@ -218,7 +219,7 @@ impl<S> MediaSender<S> {
         for frame in self
             .writing
             .iter_mut()
-            .filter(|f| !f.late && now.saturating_sub(f.captured_at) > deadline)
+            .filter(|f| !f.late && f.bytes > 0 && now.saturating_sub(f.captured_at) > deadline)
         {
             streams.set_priority(&mut frame.stream, priority);
             frame.late = true;
@@ -245,7 +246,12 @@ impl<S> MediaSender<S> {
                 self.cancelled_frames += 1;
                 continue;
             }
-            let Some(stream) = streams.open_uni(scheduler.priority(Class::Media)) else {
+            // A frame admitted past its deadline starts at the late-frame priority.
+            let late_priority = scheduler
+                .late_frame_priority()
+                .filter(|_| age > self.params.deadline);
+            let priority = late_priority.unwrap_or_else(|| scheduler.priority(Class::Media));
+            let Some(stream) = streams.open_uni(priority) else {
                 break;
             };
             self.waiting.pop_front();
@@ -263,7 +269,7 @@ impl<S> MediaSender<S> {
                 offset: 0,
                 payload_bytes: frame.bytes - FRAME_HEADER_BYTES,
                 finished: false,
-                late: false,
+                late: late_priority.is_some(),
             });
         }
     }
@@ -276,7 +282,8 @@ impl<S: Send> SendingHalf<S> for MediaSender<S> {
         self.started_at.get_or_insert(now);
     }
 
-    /// One step at `now`: adapt, capture, expire, acknowledge, admit and open, write (see the
+    /// One step at `now`: adapt, capture, expire, give way when late, acknowledge, admit and
+    /// open, write (see the
     /// module docs for the order and what the scheduler is told).
     fn step(
         &mut self,
@@ -581,16 +588,13 @@ mod tests {
         sender.on_connected(ms(0));
         sender.step(ms(0), &mut scheduler, &mut streams);
         sender.step(ms(150), &mut scheduler, &mut streams);
-        assert!(
-            streams.priorities.is_empty(),
-            "due, not late: {:?}",
-            streams.priorities
-        );
+        assert!(streams.priority_changes.is_empty(), "due, not late");
         sender.step(ms(151), &mut scheduler, &mut streams);
-        assert_eq!(streams.priorities, [(0, -1)].into());
-        // Frame 1 (captured at 100 ms) late at 251 ms, frame 2 (200 ms) not yet.
+        assert_eq!(streams.priority_changes, [(0, -1)]);
+        // Frame 1 (captured at 100 ms) late at 251 ms, frame 2 (200 ms) not yet; frame 0 once.
         sender.step(ms(251), &mut scheduler, &mut streams);
-        assert_eq!(streams.priorities, [(0, -1), (1, -1)].into());
+        assert_eq!(streams.priority_changes, [(0, -1), (1, -1)]);
+        assert_eq!(streams.opened_at_priority, [(0, 0), (1, 0), (2, 0)].into());
         // Without a late priority nothing changes.
         let mut sender = MediaSender::new(steady());
         let mut scheduler = RecordingScheduler::default();
@@ -601,7 +605,31 @@ mod tests {
         sender.on_connected(ms(0));
         sender.step(ms(0), &mut scheduler, &mut streams);
         sender.step(ms(300), &mut scheduler, &mut streams);
-        assert!(streams.priorities.is_empty());
+        assert!(streams.priority_changes.is_empty());
+    }
+
+    #[test]
+    fn a_frame_opened_past_its_deadline_starts_at_the_late_priority() {
+        let mut sender = MediaSender::new(steady());
+        let mut scheduler = RecordingScheduler {
+            late_priority: Some(-1),
+            ..RecordingScheduler::default()
+        };
+        // The peer allows no stream until 200 ms: frame 0 (due at 150 ms) waits past its
+        // deadline, frames 1 and 2 (due at 250 and 350 ms) do not.
+        let mut streams = MockStreams {
+            room: u64::MAX,
+            stream_limit: Some(0),
+            ..MockStreams::default()
+        };
+        sender.on_connected(ms(0));
+        sender.step(ms(0), &mut scheduler, &mut streams);
+        streams.stream_limit = None;
+        sender.step(ms(200), &mut scheduler, &mut streams);
+        assert_eq!(streams.opened_at_priority, [(0, -1), (1, 0), (2, 0)].into());
+        // Already at the late priority: not changed again.
+        sender.step(ms(201), &mut scheduler, &mut streams);
+        assert!(streams.priority_changes.is_empty());
     }
 
     #[test]

@@ -25,17 +25,20 @@ pub(crate) struct MockStreams {
     /// Streams the peer has acknowledged completely.
     pub(crate) acked: BTreeSet<u32>,
     pub(crate) send_window: Option<u64>,
-    /// Per stream: the priority last set after it was opened.
-    pub(crate) priorities: BTreeMap<u32, i32>,
+    /// Per stream: the priority it was opened at.
+    pub(crate) opened_at_priority: BTreeMap<u32, i32>,
+    /// Every priority change after opening, in order: (stream, priority).
+    pub(crate) priority_changes: Vec<(u32, i32)>,
 }
 
 impl SendStreams for MockStreams {
     type Stream = u32;
 
-    fn open_uni(&mut self, _priority: i32) -> Option<u32> {
+    fn open_uni(&mut self, priority: i32) -> Option<u32> {
         if self.stream_limit.is_some_and(|limit| self.opened >= limit) {
             return None;
         }
+        self.opened_at_priority.insert(self.opened, priority);
         self.opened += 1;
         self.written.push(Vec::new());
         Some(self.opened - 1)
@@ -68,7 +71,7 @@ impl SendStreams for MockStreams {
     }
 
     fn set_priority(&mut self, stream: &mut u32, priority: i32) {
-        self.priorities.insert(*stream, priority);
+        self.priority_changes.push((*stream, priority));
     }
 
     fn is_acknowledged(&mut self, stream: &u32) -> bool {

@@ -15,7 +15,8 @@
 //!   ([`Scheduler::send_window`]; quinn's `send_window` is shared by all streams, so without
 //!   this bulk data queued in the transport delays every media frame behind it);
 //! - which frames are worth starting ([`Scheduler::admit_frame`]) and which are past saving
-//!   ([`Scheduler::frame_expiry`]);
+//!   ([`Scheduler::frame_expiry`]), and the priority a frame past its deadline drops to
+//!   ([`Scheduler::late_frame_priority`]);
 //! - a target media bitrate for sources that adapt ([`Scheduler::media_target_bps`]).
 //!
 //! Schedulers ([`SchedulerSpec`]): `none` (quinn's round robin among equal priorities),
@@ -111,12 +112,13 @@ pub trait Scheduler: Send + std::fmt::Debug {
         None
     }
 
-    /// The priority a written frame's stream drops to once the frame is past its deadline, or
-    /// `None` to keep it. A late frame is still delivered (the decoder may want it), but what
-    /// the transport still has to send of it, mostly retransmissions of its lost packets,
-    /// should not delay frames that can still be on time: quinn queues a retransmission
-    /// behind the streams of its priority already waiting and ahead of every frame written
-    /// after it.
+    /// The priority a frame's stream drops to once the frame is past its deadline (a frame
+    /// opened that late starts there), or `None` to keep it. A late frame is still delivered
+    /// (the decoder may want it), but what the transport still has to send of it, mostly
+    /// retransmissions of its lost packets, should not delay frames that can still be on
+    /// time: quinn queues a retransmission behind the streams of its priority already waiting
+    /// and ahead of every frame written after it. The new priority applies from the next time
+    /// quinn queues the stream; data already queued keeps its place.
     fn late_frame_priority(&self) -> Option<i32> {
         None
     }

@@ -69,7 +69,9 @@
 //!   the media keeps its room meanwhile. Bulk already handed to the transport still goes.
 //! - **Late frames are cancelled**: a frame that cannot arrive before its deadline is reset
 //!   instead of sent (RTP over QUIC, MoQ delivery timeouts), so an overload is not carried into
-//!   the next second.
+//!   the next second. A frame written and past its deadline is still delivered, but gives way
+//!   (its stream drops below the media's priority, above the bulk's) to frames that can still
+//!   be on time.
 //! - **Holding on against a loss-based competitor**: a delay target next to a flow that fills
 //!   the buffer only hands it our share (Little's law shrinks the cap every round; the
 //!   StreamBalancer starved the same way). From one flow's view a queue of its own and a
@@ -207,7 +209,8 @@ pub struct Balancer {
     /// Media bytes the peer acknowledged in the last [`FRAME_WINDOW`]: (time, bytes).
     recent_media_acks: VecDeque<(Duration, u64)>,
     /// The transport's count of bytes acknowledged, at each observation of the last
-    /// [`FRAME_WINDOW`] and the one before it: (time, bytes).
+    /// [`FRAME_WINDOW`] and the one before it (before the first acknowledgement, only the
+    /// latest): (time, bytes).
     acked_history: VecDeque<(Duration, u64)>,
     /// The bitrate an adaptive media source is asked for, bit/s.
     media_target_bps: Option<u64>,
@@ -364,8 +367,9 @@ impl Balancer {
         acked as f64 >= MEDIA_SATISFIED_SHARE * written as f64
     }
 
-    /// What the path delivered to the peer over the last [`FRAME_WINDOW`], bit/s: the bytes
-    /// acknowledged in it (packets, both classes). Unlike in flight ÷ the smoothed RTT it does
+    /// What the path delivered to the peer over the last [`FRAME_WINDOW`] (or since the last
+    /// observation before the first acknowledgement), bit/s: the bytes acknowledged in it
+    /// (packets, both classes). Unlike in flight ÷ the smoothed RTT it does
     /// not overstate the rate while a keyframe's burst is in flight and the smoothed RTT does
     /// not yet show the queue it makes (on a 600 kbit/s path that ratio read up to
     /// 1.4 Mbit/s), and unlike the bulk's writes a smoothed RTT earlier it does not read the
