@@ -573,19 +573,30 @@ mod tests {
         assert_eq!(scheduler.acked, bytes.len() as u64);
     }
 
-    #[test]
-    fn a_written_frame_past_its_deadline_gives_way_to_the_frames_that_can_be_on_time() {
-        // 100 ms between frames, due 150 ms after capture; the peer acknowledges nothing.
+    /// A steady source started at 0 ms, a scheduler with `late_priority`, unlimited room and
+    /// `stream_limit` streams (100 ms between frames, due 150 ms after capture; the peer
+    /// acknowledges nothing).
+    fn started_with_late_priority(
+        late_priority: Option<i32>,
+        stream_limit: Option<u32>,
+    ) -> (MediaSender<u32>, RecordingScheduler, MockStreams) {
         let mut sender = MediaSender::new(steady());
-        let mut scheduler = RecordingScheduler {
-            late_priority: Some(-1),
+        sender.on_connected(ms(0));
+        let scheduler = RecordingScheduler {
+            late_priority,
             ..RecordingScheduler::default()
         };
-        let mut streams = MockStreams {
+        let streams = MockStreams {
             room: u64::MAX,
+            stream_limit,
             ..MockStreams::default()
         };
-        sender.on_connected(ms(0));
+        (sender, scheduler, streams)
+    }
+
+    #[test]
+    fn a_written_frame_past_its_deadline_gives_way_to_the_frames_that_can_be_on_time() {
+        let (mut sender, mut scheduler, mut streams) = started_with_late_priority(Some(-1), None);
         sender.step(ms(0), &mut scheduler, &mut streams);
         sender.step(ms(150), &mut scheduler, &mut streams);
         assert!(streams.priority_changes.is_empty(), "due, not late");
@@ -596,13 +607,7 @@ mod tests {
         assert_eq!(streams.priority_changes, [(0, -1), (1, -1)]);
         assert_eq!(streams.opened_at_priority, [(0, 0), (1, 0), (2, 0)].into());
         // Without a late priority nothing changes.
-        let mut sender = MediaSender::new(steady());
-        let mut scheduler = RecordingScheduler::default();
-        let mut streams = MockStreams {
-            room: u64::MAX,
-            ..MockStreams::default()
-        };
-        sender.on_connected(ms(0));
+        let (mut sender, mut scheduler, mut streams) = started_with_late_priority(None, None);
         sender.step(ms(0), &mut scheduler, &mut streams);
         sender.step(ms(300), &mut scheduler, &mut streams);
         assert!(streams.priority_changes.is_empty());
@@ -610,19 +615,10 @@ mod tests {
 
     #[test]
     fn a_frame_opened_past_its_deadline_starts_at_the_late_priority() {
-        let mut sender = MediaSender::new(steady());
-        let mut scheduler = RecordingScheduler {
-            late_priority: Some(-1),
-            ..RecordingScheduler::default()
-        };
         // The peer allows no stream until 200 ms: frame 0 (due at 150 ms) waits past its
         // deadline, frames 1 and 2 (due at 250 and 350 ms) do not.
-        let mut streams = MockStreams {
-            room: u64::MAX,
-            stream_limit: Some(0),
-            ..MockStreams::default()
-        };
-        sender.on_connected(ms(0));
+        let (mut sender, mut scheduler, mut streams) =
+            started_with_late_priority(Some(-1), Some(0));
         sender.step(ms(0), &mut scheduler, &mut streams);
         streams.stream_limit = None;
         sender.step(ms(200), &mut scheduler, &mut streams);
