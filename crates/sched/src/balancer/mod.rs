@@ -69,9 +69,9 @@
 //!   the media keeps its room meanwhile. Bulk already handed to the transport still goes.
 //! - **Late frames are cancelled**: a frame that cannot arrive before its deadline is reset
 //!   instead of sent (RTP over QUIC, MoQ delivery timeouts), so an overload is not carried into
-//!   the next second. A frame written and past its deadline is still delivered, but gives way
-//!   (its stream drops below the media's priority, above the bulk's) to frames that can still
-//!   be on time.
+//!   the next second. In the delay mode a frame written and past its deadline is still
+//!   delivered, but gives way (its stream drops below the media's priority, above the bulk's)
+//!   to frames that can still be on time.
 //! - **Holding on against a loss-based competitor**: a delay target next to a flow that fills
 //!   the buffer only hands it our share (Little's law shrinks the cap every round; the
 //!   StreamBalancer starved the same way). From one flow's view a queue of its own and a
