@@ -283,8 +283,7 @@ impl<S: Send> SendingHalf<S> for MediaSender<S> {
     }
 
     /// One step at `now`: adapt, capture, expire, give way when late, acknowledge, admit and
-    /// open, write (see the
-    /// module docs for the order and what the scheduler is told).
+    /// open, write (see the module docs for the order and what the scheduler is told).
     fn step(
         &mut self,
         now: Duration,

@@ -477,8 +477,7 @@ impl Balancer {
             && let Some(round_bps) = self.last_rate_bps
             && let Some(recent_bps) = self.dropped_capacity_bps(round_bps, view)
         {
-            let pipe_bytes =
-                (recent_bps / 8.0 * (view.min_rtt + self.config.target).as_secs_f64()) as u64;
+            let pipe_bytes = self.pipe_and_target_bytes(recent_bps, view);
             let from = *self.cut_for_drop_from.get_or_insert(self.window_bytes);
             self.window_bytes = from.min(pipe_bytes.max(self.floor_bytes(view)));
         }
@@ -592,6 +591,12 @@ impl Balancer {
             && self
                 .latest_rtt_sample
                 .is_none_or(|rtt| rtt.saturating_sub(view.min_rtt) > half_target)
+    }
+
+    /// What `rate_bps` delivers in a minimum RTT plus the target: the pipe at that rate and
+    /// the queue the balancer keeps.
+    fn pipe_and_target_bytes(&self, rate_bps: f64, view: &TransportView) -> u64 {
+        (rate_bps / 8.0 * (view.min_rtt + self.config.target).as_secs_f64()) as u64
     }
 
     fn floor_bytes(&self, view: &TransportView) -> u64 {
@@ -1171,8 +1176,7 @@ impl Scheduler for Balancer {
             && self.mode == Mode::Delay
             && self.saturated(&view)
         {
-            let deliverable =
-                (rate_bps / 8.0 * (view.min_rtt + self.config.target).as_secs_f64()) as u64;
+            let deliverable = self.pipe_and_target_bytes(rate_bps, &view);
             let cap = if self.media_satisfied() {
                 deliverable + largest_frame
             } else {
