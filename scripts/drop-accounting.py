@@ -39,13 +39,18 @@ def main() -> None:
     args = parser.parse_args()
     start = args.drop_s + args.settle_s
     for d in args.dirs:
-        with open(f"{d}/timeseries.csv") as f:
-            samples = [
-                (float(r["t_s"]), int(r["queue_forward_bytes"]), int(r["lost_packets"]))
-                for r in csv.DictReader(f)
-            ]
-        with open(f"{d}/frames.csv") as f:
-            frames = list(csv.DictReader(f))
+        try:
+            with open(f"{d}/timeseries.csv") as f:
+                samples = [
+                    (float(r["t_s"]), int(r["queue_forward_bytes"]), int(r["lost_packets"]))
+                    for r in csv.DictReader(f)
+                ]
+            with open(f"{d}/frames.csv") as f:
+                frames = list(csv.DictReader(f))
+        except OSError as e:
+            raise SystemExit(f"{d}: not a `satquic run` output with media ({e.strerror}: {e.filename})")
+        except (KeyError, ValueError) as e:
+            raise SystemExit(f"{d}: timeseries.csv lacks or garbles a column ({e})")
         if not frames:
             raise SystemExit(f"{d}: no frames in frames.csv")
         by_seq = {int(r["seq"]): r for r in frames}
