@@ -645,6 +645,64 @@ fn above_the_pipe_without_a_queue_growth_doubles_every_round_up_to_rho_squared()
 }
 
 #[test]
+fn a_flow_its_application_held_probes_above_a_stale_pipe_from_rho_segments() {
+    // Above the declared pipe (600 segments over 500), no queue ever: the link does not count
+    // as full and the probe starts at the first window-limited ACK. Held by its application
+    // until `held_until` (its ACK frames say so), then limited by its window.
+    fn first_probe_step(held_until: Duration) -> f64 {
+        let mut h = on_known_path(600 * MSS);
+        let mut now = MS(1000);
+        while now < held_until {
+            h.on_ack(now, now - MS(500), MSS, true);
+            h.on_end_acks(now, 0, true);
+            now += MS(1);
+        }
+        quiet_ack(&mut h, now).0
+    }
+    // The application held it up to 12 s, more than 10 s into the flow: from ρ = 20.
+    let held = first_probe_step(MS(12_000));
+    assert!((held - 20.0).abs() < 1e-6, "{held}");
+    // Held only in its first 10 s (a bulk flow before its data): from one segment.
+    let young = first_probe_step(MS(6_000));
+    assert!((young - 1.0).abs() < 1e-6, "{young}");
+    // Held up to 12 s, the probe starting 11 s later: the hold is stale, one segment.
+    let mut h = on_known_path(600 * MSS);
+    let mut now = MS(1000);
+    while now < MS(12_000) {
+        h.on_ack(now, now - MS(500), MSS, true);
+        h.on_end_acks(now, 0, true);
+        now += MS(1);
+    }
+    let (late, _) = quiet_ack(&mut h, now + MS(11_000));
+    assert!((late - 1.0).abs() < 1e-6, "{late}");
+}
+
+#[test]
+fn in_rounds_the_application_limited_a_share_below_the_capacity_is_no_competitor() {
+    // As in `competing_at_half_capacity`: half the declared capacity through a standing 50 ms
+    // queue for more than a round. Window-limited, that is a competitor; with every ACK frame
+    // saying the application limited sending, the low rate may be the application's own, and
+    // the share shows nothing.
+    fn competing(app_limited: bool) -> bool {
+        let mut h = on_known_path(300 * MSS);
+        let mut now = MS(1000);
+        while now < MS(3000) {
+            let queue = if now < MS(1600) {
+                Duration::ZERO
+            } else {
+                MS(50)
+            };
+            h.on_ack(now, now - MS(500) - queue, MSS / 2, app_limited);
+            h.on_end_acks(now, 0, app_limited);
+            now += MS(1);
+        }
+        h.competing()
+    }
+    assert!(competing(false));
+    assert!(!competing(true));
+}
+
+#[test]
 fn above_a_declared_capacity_the_path_outgrew_the_measured_pipe_bounds_growth() {
     // Above the declared pipe (500 segments), no queue, 200 ms into the probe. A flow
     // delivering the declared 1 MB/s grows by the probe's pace (under two segments per RTT).

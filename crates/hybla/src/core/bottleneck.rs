@@ -48,7 +48,12 @@ impl Hybla {
 
     /// The bottleneck is shared when, for a whole round, a queue stands while the flow gets
     /// clearly less than the capacity it measured. Not within a round of its own reduction:
-    /// its rate falls at once while its own queue takes that long to drain.
+    /// its rate falls at once while its own queue takes that long to drain. Nor, by the share,
+    /// in a round something else limited: the flow's rate is then partly its application's
+    /// choice, and a share below the capacity says nothing of a competitor. (After an
+    /// overload of media that does not adapt, behind a scheduler, a share of a declared
+    /// capacity the path no longer had read as one, and held the rise that ended the overload
+    /// at the competing pace for seconds.) A queue that outlives a drain still shows one.
     pub(super) fn detect_competition(&mut self, now: Duration, base: Duration) {
         let settled = self.settled_for(now, base, 1);
         let standing = self.queue.standing() >= self.competition_queue();
@@ -59,7 +64,8 @@ impl Hybla {
         let outlived_a_drain = self
             .drained_flight_at
             .is_some_and(|t| now >= t + round && now <= t + 3 * round);
-        if !(standing && settled && (self.shares_the_bottleneck() || outlived_a_drain)) {
+        let shares = !self.round_limited_elsewhere && self.shares_the_bottleneck();
+        if !(standing && settled && (shares || outlived_a_drain)) {
             self.competition_seen_since = None;
             return;
         }

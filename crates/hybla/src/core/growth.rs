@@ -5,9 +5,9 @@
 use crate::resume::ResumePhase;
 
 use super::params::{
-    CompetingGrowth, ELASTIC_GAIN_PER_ROUND, Growth, IP_UDP_HEADER_BYTES, InitialSsthresh,
-    MAX_WINDOW_BYTES, NOISE_RULES_MAX_RHO, OUTGROWN_RATE_SHARE, PROBE_GAIN_PER_ROUND,
-    SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
+    APPLICATION_LIMIT_MEMORY, CompetingGrowth, ELASTIC_GAIN_PER_ROUND, Growth, IP_UDP_HEADER_BYTES,
+    InitialSsthresh, MAX_WINDOW_BYTES, NOISE_RULES_MAX_RHO, OUTGROWN_RATE_SHARE,
+    PROBE_GAIN_PER_ROUND, SHORT_RATE_SHARE, STARTUP_GAIN_PER_ROUND,
 };
 use super::{Hybla, Phase, QUINN_PACER_GAIN};
 
@@ -133,15 +133,40 @@ impl Hybla {
     }
 
     /// The probe's growth above the pipe for `bytes` acknowledged: one segment per RTT when it
-    /// starts, times [`PROBE_GAIN_PER_ROUND`] per window of bytes acknowledged since (a round
-    /// of the flow's own sending: app-limited stretches and reductions do not advance it), at
-    /// most ρ² (Hybla's own pace).
+    /// starts (ρ for a flow [its application held](Self::application_held_the_flow)), times
+    /// [`PROBE_GAIN_PER_ROUND`] per window of bytes acknowledged since (a round of the flow's
+    /// own sending: app-limited stretches and reductions do not advance it), at most ρ²
+    /// (Hybla's own pace).
     fn probe_segments_per_rtt(&mut self, rho: f64, bytes: f64) -> f64 {
-        let current = self.probe_segments_per_rtt.unwrap_or(1.0).min(rho * rho);
+        let start = if self.application_held_the_flow() {
+            rho
+        } else {
+            1.0
+        };
+        let current = self.probe_segments_per_rtt.unwrap_or(start).min(rho * rho);
         let rounds = bytes / self.cwnd_bytes.max(1) as f64;
         self.probe_segments_per_rtt =
             Some((current * PROBE_GAIN_PER_ROUND.powf(rounds)).min(rho * rho));
         current
+    }
+
+    /// Whether the application, not the window, limited sending within the last
+    /// [`APPLICATION_LIMIT_MEMORY`], the flow being older than that: its pipe is what the
+    /// application used, not what the path carries, and the path is likelier to have room. A
+    /// media connection behind a scheduler is held so all the time, and its window then sits
+    /// at its own demand: after media-bulk-geo's rise from 2 to 4 Mbit/s a probe from one
+    /// segment per round left the keyframe 0.9 s later a window short of room (late frames
+    /// 0.33–1.39 % per seed in that period). From ρ segments, the reference NewReno's
+    /// queue-filling pace, it is 0.06–0.33 %. A bulk flow whose window limits it is never so
+    /// held once it runs, and keeps the one-segment start that issue 21's fairness matrix
+    /// needs (starting at ρ for every flow harmed NewReno in five more cells).
+    fn application_held_the_flow(&self) -> bool {
+        let (Some(limited), Some(first)) = (self.application_limited_at, self.first_ack_frame_at)
+        else {
+            return false;
+        };
+        limited >= first + APPLICATION_LIMIT_MEMORY
+            && self.now.saturating_sub(limited) <= APPLICATION_LIMIT_MEMORY
     }
 
     /// The pipe that bounds Hybla's ρ² growth: the declared capacity × base RTT, less the

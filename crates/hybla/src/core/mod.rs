@@ -100,6 +100,10 @@ pub struct Hybla {
     /// Whether something other than the flow's own window (the application, or Careful
     /// Resume's jump) limited sending at any ACK frame of the current round.
     round_limited_elsewhere: bool,
+    /// When the application (not the window) last limited sending, and when the first ACK
+    /// frame ended: see `application_held_the_flow`.
+    application_limited_at: Option<Duration>,
+    first_ack_frame_at: Option<Duration>,
     /// Most bytes in flight after an ACK frame of the current round: what the sender used.
     round_max_in_flight: u64,
     /// (delivered, lost) bytes of the last [`LOSS_RATE_ROUNDS`] rounds, newest last.
@@ -235,6 +239,8 @@ impl Hybla {
             startup_ended_at: None,
             round_delivered_bytes: 0,
             round_limited_elsewhere: false,
+            application_limited_at: None,
+            first_ack_frame_at: None,
             round_max_in_flight: 0,
             round_lost_bytes: 0,
             round_start: Duration::ZERO,
@@ -535,6 +541,10 @@ impl Hybla {
             self.loss_tally.shared_time += until.min(now).saturating_sub(at);
         }
         self.round_limited_elsewhere |= app_limited || self.resume_owns_window();
+        self.first_ack_frame_at.get_or_insert(now);
+        if app_limited {
+            self.application_limited_at = Some(now);
+        }
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
         self.end_ack_frame(now, in_flight_bytes);
         let command = self.resume.as_mut().and_then(|resume| {

@@ -80,6 +80,12 @@ pub const OUTGROWN_RATE_SHARE: f64 = 1.0;
 /// the same way in ProbeBW_UP (1, 2, 4, … packets per round; \[BBRv3\]).
 pub const PROBE_GAIN_PER_ROUND: f64 = 2.0;
 
+/// How recently the application must have limited sending for the probe above the pipe to
+/// start at ρ segments per RTT instead of one (`Hybla::application_held_the_flow`), and how
+/// old the flow must be before such a limit counts: before its first data every flow waits on
+/// its application.
+pub const APPLICATION_LIMIT_MEMORY: Duration = Duration::from_secs(10);
+
 /// Where the queue reading is noise and more window delivers more (the crate's `elastic`
 /// module), the window grows by this share of itself per round: doubled in 20 rounds (0.8 s
 /// at a LEO RTT of 40 ms), and at most 1.035⁸ ≈ 1.3 × the pipe by the time two spans of four
