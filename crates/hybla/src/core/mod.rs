@@ -316,7 +316,7 @@ impl Hybla {
 
     /// The window was just reduced (a congestion loss, a retreat, shedding the flow's own
     /// queue or refreshing the base RTT): the time is kept, and a probe above the pipe starts
-    /// again from one segment.
+    /// again from its first step.
     pub(super) fn mark_reduced(&mut self, now: Duration) {
         self.reduced_at = Some(now);
         self.probe_segments_per_rtt = None;

@@ -72,7 +72,7 @@ pub const SHORT_RATE_SHARE: f64 = 0.9;
 pub const OUTGROWN_RATE_SHARE: f64 = 1.0;
 
 /// Above the pipe with no queue in sight, the window's growth per RTT starts at one segment
-/// and is multiplied by this every base RTT, up to Hybla's ρ² (eq. 9): where the link is full
+/// (ρ for a flow its application held: see `APPLICATION_LIMIT_MEMORY`) and is multiplied by this every base RTT, up to Hybla's ρ² (eq. 9): where the link is full
 /// a queue shows within a round or two and growth falls back to a segment; where capacity
 /// grew (a pipe declared or measured before a rise), the window reaches the new pipe in
 /// log₂ of the gap's segments rounds, not one round per segment (at RTT 600 ms, 2 → 4 Mbit/s
@@ -206,8 +206,9 @@ pub enum Growth {
     /// shared.
     ///
     /// Growth: ρ² per RTT (eq. 9) while no queue stands at the bottleneck (the window is below
-    /// the pipe). Above the pipe with no queue, a probe from one segment per RTT that doubles
-    /// each round up to ρ²: the path may have grown since the pipe was declared or measured.
+    /// the pipe). Above the pipe with no queue, a probe from one segment per RTT (ρ for a flow
+    /// its application held lately) that doubles each round up to ρ²: the path may have grown
+    /// since the pipe was declared or measured.
     /// With a queue of its own and nobody else's (the flow gets about the capacity it
     /// measured), the window holds: past the pipe, more window only lengthens the queue,
     /// and a flow that keeps the queue short sees its random losses at an empty queue. With
