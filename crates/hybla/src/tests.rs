@@ -649,14 +649,19 @@ fn a_flow_its_application_held_probes_above_a_stale_pipe_from_rho_segments() {
     // Above the declared pipe (600 segments over 500), no queue ever: the link does not count
     // as full and the probe starts at the first window-limited ACK. Held by its application
     // until `held_until` (its ACK frames say so), then limited by its window.
-    fn first_probe_step(held_until: Duration) -> f64 {
+    /// A flow held from 1 s to `until`; returns it and the time after its last ACK frame.
+    fn held(until: Duration) -> (Hybla, Duration) {
         let mut h = on_known_path(600 * MSS);
         let mut now = MS(1000);
-        while now < held_until {
+        while now < until {
             h.on_ack(now, now - MS(500), MSS, true);
             h.on_end_acks(now, 0, true);
             now += MS(1);
         }
+        (h, now)
+    }
+    fn first_probe_step(held_until: Duration) -> f64 {
+        let (mut h, now) = held(held_until);
         quiet_ack(&mut h, now).0
     }
     // The application held it up to 12 s, more than 10 s into the flow: from ρ = 20.
@@ -666,13 +671,7 @@ fn a_flow_its_application_held_probes_above_a_stale_pipe_from_rho_segments() {
     let young = first_probe_step(MS(6_000));
     assert!((young - 1.0).abs() < 1e-6, "{young}");
     // Held up to 12 s, the probe starting 11 s later: the hold is stale, one segment.
-    let mut h = on_known_path(600 * MSS);
-    let mut now = MS(1000);
-    while now < MS(12_000) {
-        h.on_ack(now, now - MS(500), MSS, true);
-        h.on_end_acks(now, 0, true);
-        now += MS(1);
-    }
+    let (mut h, now) = held(MS(12_000));
     let (late, _) = quiet_ack(&mut h, now + MS(11_000));
     assert!((late - 1.0).abs() < 1e-6, "{late}");
 }
