@@ -650,7 +650,7 @@ fn a_flow_its_application_held_probes_above_a_stale_pipe_from_rho_segments() {
     // as full and the probe starts at the first window-limited ACK. Held by its application
     // until `held_until` (its ACK frames say so), then limited by its window.
     /// A flow held from 1 s to `until`; returns it and the time after its last ACK frame.
-    fn held(until: Duration) -> (Hybla, Duration) {
+    fn held_until(until: Duration) -> (Hybla, Duration) {
         let mut h = on_known_path(600 * MSS);
         let mut now = MS(1000);
         while now < until {
@@ -660,8 +660,8 @@ fn a_flow_its_application_held_probes_above_a_stale_pipe_from_rho_segments() {
         }
         (h, now)
     }
-    fn first_probe_step(held_until: Duration) -> f64 {
-        let (mut h, now) = held(held_until);
+    fn first_probe_step(until: Duration) -> f64 {
+        let (mut h, now) = held_until(until);
         quiet_ack(&mut h, now).0
     }
     // The application held it up to 12 s, more than 10 s into the flow: from ρ = 20.
@@ -671,7 +671,7 @@ fn a_flow_its_application_held_probes_above_a_stale_pipe_from_rho_segments() {
     let young = first_probe_step(MS(6_000));
     assert!((young - 1.0).abs() < 1e-6, "{young}");
     // Held up to 12 s, the probe starting 11 s later: the hold is stale, one segment.
-    let (mut h, now) = held(MS(12_000));
+    let (mut h, now) = held_until(MS(12_000));
     let (late, _) = quiet_ack(&mut h, now + MS(11_000));
     assert!((late - 1.0).abs() < 1e-6, "{late}");
 }
