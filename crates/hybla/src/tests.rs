@@ -995,6 +995,41 @@ fn at_a_full_link_the_flow_holding_less_than_the_others_catches_up_at_rho_per_rt
     assert!((smaller - 20.0).abs() < 1e-6, "{smaller}");
 }
 
+/// A window-limited flow on [`on_known_path`] (ρ = 20, 300 segments) that gets
+/// `bytes_per_ms` of the declared 1 MB/s through a standing 50 ms queue for 6 s, after 100 ms
+/// of the empty path's RTT that the application limited. Returns whether it competes at the
+/// end and its window over the window it had when the queue appeared.
+fn sharing_for_6_s(bytes_per_ms: u64) -> (bool, f64) {
+    let mut h = on_known_path(300 * MSS);
+    let mut now = MS(1000);
+    let mut start = None;
+    while now < MS(7100) {
+        let empty = now < MS(1100);
+        let queue = if empty { Duration::ZERO } else { MS(50) };
+        h.on_ack(now, now - MS(500) - queue, bytes_per_ms, empty);
+        h.on_end_acks(now, h.window(), false);
+        if !empty {
+            start.get_or_insert(h.window());
+        }
+        now += MS(1);
+    }
+    let start = start.expect("the queue appeared");
+    (h.competing(), h.window() as f64 / start as f64)
+}
+
+#[test]
+fn next_to_others_that_get_far_less_the_flow_gives_window_back() {
+    // Three quarters of the capacity against the others' quarter (3×, beyond the 1.4 the
+    // rule allows): an eighth of the window per round (550 ms) given back, no growth between.
+    let (competing, yielded) = sharing_for_6_s(MSS * 3 / 4);
+    assert!(competing);
+    assert!(yielded < 0.75, "{yielded}");
+    // 0.55 against 0.45 is within it: a segment per RTT, NewReno's.
+    let (competing, grown) = sharing_for_6_s(MSS * 55 / 100);
+    assert!(competing);
+    assert!(grown > 1.0, "{grown}");
+}
+
 #[test]
 fn next_to_a_credible_competitor_a_loss_at_a_queue_of_one_budget_is_congestion() {
     // Competition found (half the declared 1 MB/s through a 50 ms queue), then the queue at

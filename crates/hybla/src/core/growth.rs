@@ -81,6 +81,9 @@ impl Hybla {
             // it may grow (after media-bulk-geo's overload, a verdict from the stale
             // declaration held the rise from 1.8 to 5.4 Mbit/s at a segment per round).
             Growth::PipeAware if self.competing() && !self.outgrown() => {
+                if self.yielding() {
+                    return 0.0;
+                }
                 self.competing_segments_per_rtt()
             }
             // A queue of the flow's own on a full link: more window only lengthens it.

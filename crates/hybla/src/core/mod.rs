@@ -137,6 +137,10 @@ pub struct Hybla {
     /// At the last full link: whether the others' bytes in flight exceeded the flow's own
     /// (`compare_with_the_others`).
     others_hold_more: bool,
+    /// At the last full link: whether the flow got clearly more than the others, and gives
+    /// window back (`yield_to_the_others`); when it last did.
+    yield_found_at: Option<Duration>,
+    yielded_at: Option<Duration>,
     /// When a drain last took the window down to the pipe, below what the flow had in
     /// flight: a queue that outlives it is somebody else's. Not a drain that kept an
     /// application's flight (its queue target stands on after it): behind the balancer that
@@ -255,6 +259,8 @@ impl Hybla {
             competing_regrowth_to: None,
             competition_credible: false,
             others_hold_more: false,
+            yield_found_at: None,
+            yielded_at: None,
             drained_flight_at: None,
             growth_anchor: None,
             others_growth_bytes_per_s: 0.0,

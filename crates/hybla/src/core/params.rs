@@ -304,3 +304,20 @@ impl Default for HyblaParams {
         }
     }
 }
+
+/// A flow that gets more than this × what the others get at a shared, full link gives window
+/// back (`Hybla::yield_to_the_others`): inside issue 21's band of share ratios, [0.67, 1.5].
+pub const YIELD_RATE_RATIO: f64 = 1.4;
+
+/// The others' least share of the capacity that the flow yields to: less is a lone flow's
+/// shortfall, or a neighbour too small to read.
+pub const YIELD_MIN_OTHERS_SHARE: f64 = 0.1;
+
+/// Share of the window given back per loop round while yielding.
+pub const YIELD_STEP: f64 = 0.125;
+
+/// Below this ρ the flow does not yield: near ρ = 1 its rules are NewReno's, whose shares
+/// converge by themselves, and there a LEO path's capacity steps by 50–90 Mbit/s, so a share
+/// of the capacity the last 10 s showed reads a reconfiguration as a neighbour (at ρ ≥ 2 a
+/// lone flow on `leo-starlink` yielded after one, and took 4.2 s to recover instead of 1.8).
+pub const YIELD_MIN_RHO: f64 = NOISE_RULES_MAX_RHO;
