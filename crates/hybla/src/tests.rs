@@ -997,9 +997,9 @@ fn at_a_full_link_the_flow_holding_less_than_the_others_catches_up_at_rho_per_rt
 
 /// A window-limited flow on [`on_known_path`] (ρ = 20, 300 segments) that gets
 /// `bytes_per_ms` of the declared 1 MB/s through a standing 50 ms queue for 6 s, after 100 ms
-/// of the empty path's RTT that the application limited. Returns whether it competes at the
-/// end and its window over the window it had when the queue appeared.
-fn sharing_for_6_s(bytes_per_ms: u64) -> (bool, f64) {
+/// of the empty path's RTT that the application limited. Returns it, the time after the last
+/// ACK frame and the window it had when the queue appeared.
+fn sharing_for_6_s(bytes_per_ms: u64) -> (Hybla, Duration, u64) {
     let mut h = on_known_path(300 * MSS);
     let mut now = MS(1000);
     let mut start = None;
@@ -1013,21 +1013,35 @@ fn sharing_for_6_s(bytes_per_ms: u64) -> (bool, f64) {
         }
         now += MS(1);
     }
-    let start = start.expect("the queue appeared");
-    (h.competing(), h.window() as f64 / start as f64)
+    (h, now, start.expect("the queue appeared"))
 }
 
 #[test]
 fn next_to_others_that_get_far_less_the_flow_gives_window_back() {
     // Three quarters of the capacity against the others' quarter (3×, beyond the 1.4 the
     // rule allows): an eighth of the window per round (550 ms) given back, no growth between.
-    let (competing, yielded) = sharing_for_6_s(MSS * 3 / 4);
-    assert!(competing);
+    let (h, _, start) = sharing_for_6_s(MSS * 3 / 4);
+    assert!(h.competing());
+    let yielded = h.window() as f64 / start as f64;
     assert!(yielded < 0.75, "{yielded}");
     // 0.55 against 0.45 is within it: a segment per RTT, NewReno's.
-    let (competing, grown) = sharing_for_6_s(MSS * 55 / 100);
-    assert!(competing);
-    assert!(grown > 1.0, "{grown}");
+    let (h, _, start) = sharing_for_6_s(MSS * 55 / 100);
+    assert!(h.competing());
+    assert!(h.window() > start, "{} {start}", h.window());
+}
+
+#[test]
+fn next_to_others_that_get_far_more_a_congestion_loss_cuts_by_cubics_beta() {
+    // A quarter of the capacity against the others' three quarters: 0.7 of the window kept
+    // at a congestion loss. At 0.55 against 0.45, NewReno's halving.
+    for (bytes_per_ms, beta) in [(MSS / 4, 0.7), (MSS * 55 / 100, 0.5)] {
+        let (mut h, now, _) = sharing_for_6_s(bytes_per_ms);
+        assert!(h.competing());
+        let before = h.window();
+        h.on_congestion_event(now, now - MS(550), false, MSS);
+        let kept = h.window() as f64 / before as f64;
+        assert!((kept - beta).abs() < 1e-3, "{bytes_per_ms}: {kept}");
+    }
 }
 
 #[test]

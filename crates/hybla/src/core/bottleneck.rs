@@ -197,6 +197,7 @@ impl Hybla {
     /// full link it needs for the verdict goes with it.
     fn yield_to_the_others(&mut self, now: Duration, base: Duration, capacity: f64) {
         self.yield_found_at = None;
+        self.smaller_found_at = None;
         if !(self.competing() && self.competition_credible)
             || capacity <= 0.0
             || self.rho < YIELD_MIN_RHO
@@ -207,6 +208,9 @@ impl Hybla {
             return;
         };
         let others_rate = capacity - own_rate;
+        if others_rate > YIELD_RATE_RATIO * own_rate {
+            self.smaller_found_at = Some(now);
+        }
         if others_rate < YIELD_MIN_OTHERS_SHARE * capacity
             || own_rate <= YIELD_RATE_RATIO * others_rate
         {
@@ -241,6 +245,17 @@ impl Hybla {
         let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
         let hold = base * COMPETITION_HOLD_RTTS;
         self.competing() && self.yield_found_at.is_some_and(|at| self.now < at + hold)
+    }
+
+    /// Whether the last reading of a full link (within [`COMPETITION_HOLD_RTTS`] base RTTs)
+    /// found the others getting more than [`YIELD_RATE_RATIO`] × the flow's rate: the
+    /// smaller side of the yield, which cuts by `SMALLER_FLOW_REDUCTION`. By rates, as the
+    /// yield: two flows whose base RTTs differ (a latecomer's crept up behind the first one's
+    /// queue) each read the flights as the other holding more.
+    pub(super) fn far_smaller(&self) -> bool {
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        let hold = base * COMPETITION_HOLD_RTTS;
+        self.competing() && self.smaller_found_at.is_some_and(|at| self.now < at + hold)
     }
 
     /// The standing queue that marks somebody else's packets: two budgets, and where the

@@ -48,6 +48,7 @@ mod loss;
 mod params;
 
 pub use loss::{LossRecord, LossTally, LossVerdict};
+use params::SMALLER_FLOW_REDUCTION;
 #[cfg(test)]
 pub(crate) use params::STARTUP_GAIN_PER_ROUND;
 pub use params::{
@@ -140,6 +141,8 @@ pub struct Hybla {
     /// At the last full link: whether the flow got clearly more than the others, and gives
     /// window back (`yield_to_the_others`); when it last did.
     yield_found_at: Option<Duration>,
+    /// When the last reading of a full link found the others getting far more (`far_smaller`).
+    smaller_found_at: Option<Duration>,
     yielded_at: Option<Duration>,
     /// When a drain last took the window down to the pipe, below what the flow had in
     /// flight: a queue that outlives it is somebody else's. Not a drain that kept an
@@ -260,6 +263,7 @@ impl Hybla {
             competition_credible: false,
             others_hold_more: false,
             yield_found_at: None,
+            smaller_found_at: None,
             yielded_at: None,
             drained_flight_at: None,
             growth_anchor: None,
@@ -809,11 +813,19 @@ impl Hybla {
             self.recovery_start = Some(now);
             // W ← β·W (Reno's halving, β = 0.5), once per recovery period (RFC 9002 §7.3.2);
             // alone on a path with jitter, no lower than the window the jitter needs. Next to
-            // a competitor, the regrowth to this window competes too.
+            // a competitor, the regrowth to this window competes too; a flow that holds less
+            // than the others cuts by Cubic's β only (`SMALLER_FLOW_REDUCTION`).
+            let credibly_shared = self.competing() && self.competition_credible;
             self.competing_regrowth_to =
-                (self.competing() && self.competition_credible && !self.others_hold_more)
-                    .then_some(self.cwnd_bytes);
-            let halved = (self.cwnd_bytes as f64 * self.params.loss_reduction_factor) as u64;
+                (credibly_shared && !self.others_hold_more).then_some(self.cwnd_bytes);
+            let factor = if credibly_shared && self.far_smaller() {
+                self.params
+                    .loss_reduction_factor
+                    .max(SMALLER_FLOW_REDUCTION)
+            } else {
+                self.params.loss_reduction_factor
+            };
+            let halved = (self.cwnd_bytes as f64 * factor) as u64;
             let jitter_pipe = self.jitter_pipe_bytes(base).unwrap_or(0);
             let reduced = halved.max(jitter_pipe.min(self.cwnd_bytes));
             self.cwnd_bytes = reduced.max(self.minimum_window());

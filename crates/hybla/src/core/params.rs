@@ -321,3 +321,13 @@ pub const YIELD_STEP: f64 = 0.125;
 /// of the capacity the last 10 s showed reads a reconfiguration as a neighbour (at ρ ≥ 2 a
 /// lone flow on `leo-starlink` yielded after one, and took 4.2 s to recover instead of 1.8).
 pub const YIELD_MIN_RHO: f64 = NOISE_RULES_MAX_RHO;
+
+/// The multiplicative decrease of a flow whose neighbours get more than [`YIELD_RATE_RATIO`]
+/// × its rate at a shared, full link (`Hybla::far_smaller`): Cubic's β (RFC 9438 §4.6).
+/// Halving, it stayed behind Cubic at 600 ms, which cuts by 0.3 and regrows in seconds
+/// whatever the RTT: 0.52–0.63 of Cubic's share over seeds 1–3 (4-BDP and quarter-BDP
+/// drop-tail, quarter-BDP RED). With the smaller cut the shares converge from both sides;
+/// the larger side is the yield (`Hybla::yield_to_the_others`). Read from the flights
+/// instead of the rates, a latecomer's crept base RTT made the first flow cut by 0.7 too
+/// (poster-latecomer, 4 BDP: 0.87 → 0.47).
+pub const SMALLER_FLOW_REDUCTION: f64 = 0.7;
