@@ -240,11 +240,9 @@ impl Hybla {
     }
 
     /// Whether the flow yields to the others now: the last reading of a full link found it
-    /// getting clearly more than they do, within the competition hold.
+    /// getting clearly more than they do ([`Self::share_verdict_holds`]).
     pub(super) fn yielding(&self) -> bool {
-        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        let hold = base * COMPETITION_HOLD_RTTS;
-        self.competing() && self.yield_found_at.is_some_and(|at| self.now < at + hold)
+        self.share_verdict_holds(self.yield_found_at)
     }
 
     /// Whether the last reading of a full link (within [`COMPETITION_HOLD_RTTS`] base RTTs)
@@ -253,9 +251,16 @@ impl Hybla {
     /// yield: two flows whose base RTTs differ (a latecomer's crept up behind the first one's
     /// queue) each read the flights as the other holding more.
     pub(super) fn far_smaller(&self) -> bool {
+        self.share_verdict_holds(self.smaller_found_at)
+    }
+
+    /// Whether a verdict on the shares, found at `found_at`, still holds: while the flow
+    /// competes, for [`COMPETITION_HOLD_RTTS`] base RTTs (readings of a full link come and go
+    /// with the sawtooth; 5 s, the competition hold, is 500 rounds at 10 ms).
+    fn share_verdict_holds(&self, found_at: Option<Duration>) -> bool {
         let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
         let hold = base * COMPETITION_HOLD_RTTS;
-        self.competing() && self.smaller_found_at.is_some_and(|at| self.now < at + hold)
+        self.competing() && found_at.is_some_and(|at| self.now < at + hold)
     }
 
     /// The standing queue that marks somebody else's packets: two budgets, and where the

@@ -138,11 +138,11 @@ pub struct Hybla {
     /// At the last full link: whether the others' bytes in flight exceeded the flow's own
     /// (`compare_with_the_others`).
     others_hold_more: bool,
-    /// At the last full link: whether the flow got clearly more than the others, and gives
-    /// window back (`yield_to_the_others`); when it last did.
+    /// When the last reading of a full link found the flow getting clearly more than the
+    /// others (`yielding`), and when it found the others getting far more (`far_smaller`).
     yield_found_at: Option<Duration>,
-    /// When the last reading of a full link found the others getting far more (`far_smaller`).
     smaller_found_at: Option<Duration>,
+    /// When the flow last gave window back (`yield_to_the_others`: a step per loop round).
     yielded_at: Option<Duration>,
     /// When a drain last took the window down to the pipe, below what the flow had in
     /// flight: a queue that outlives it is somebody else's. Not a drain that kept an
@@ -813,8 +813,8 @@ impl Hybla {
             self.recovery_start = Some(now);
             // W ← β·W (Reno's halving, β = 0.5), once per recovery period (RFC 9002 §7.3.2);
             // alone on a path with jitter, no lower than the window the jitter needs. Next to
-            // a competitor, the regrowth to this window competes too; a flow that holds less
-            // than the others cuts by Cubic's β only (`SMALLER_FLOW_REDUCTION`).
+            // a competitor, the regrowth to this window competes too; a flow whose neighbours
+            // get far more than it does cuts by Cubic's β only (`SMALLER_FLOW_REDUCTION`).
             let credibly_shared = self.competing() && self.competition_credible;
             self.competing_regrowth_to =
                 (credibly_shared && !self.others_hold_more).then_some(self.cwnd_bytes);

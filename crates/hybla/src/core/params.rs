@@ -72,12 +72,13 @@ pub const SHORT_RATE_SHARE: f64 = 0.9;
 pub const OUTGROWN_RATE_SHARE: f64 = 1.0;
 
 /// Above the pipe with no queue in sight, the window's growth per RTT starts at one segment
-/// (ρ for a flow its application held: see `APPLICATION_LIMIT_MEMORY`) and is multiplied by this every base RTT, up to Hybla's ρ² (eq. 9): where the link is full
-/// a queue shows within a round or two and growth falls back to a segment; where capacity
-/// grew (a pipe declared or measured before a rise), the window reaches the new pipe in
-/// log₂ of the gap's segments rounds, not one round per segment (at RTT 600 ms, 2 → 4 Mbit/s
-/// is 100 segments: 60 s at one per RTT, about 5 s doubling). BBR raises its inflight bound
-/// the same way in ProbeBW_UP (1, 2, 4, … packets per round; \[BBRv3\]).
+/// (ρ for a flow its application held: see `APPLICATION_LIMIT_MEMORY`) and is multiplied by
+/// this every base RTT, up to Hybla's ρ² (eq. 9): where the link is full a queue shows
+/// within a round or two and growth falls back to a segment; where capacity grew (a pipe
+/// declared or measured before a rise), the window reaches the new pipe in log₂ of the gap's
+/// segments rounds, not one round per segment (at RTT 600 ms, 2 → 4 Mbit/s is 100 segments:
+/// 60 s at one per RTT, about 5 s doubling). BBR raises its inflight bound the same way in
+/// ProbeBW_UP (1, 2, 4, … packets per round; \[BBRv3\]).
 pub const PROBE_GAIN_PER_ROUND: f64 = 2.0;
 
 /// How recently the application must have limited sending for the probe above the pipe to
