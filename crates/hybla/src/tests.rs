@@ -1030,6 +1030,41 @@ fn next_to_others_that_get_far_less_the_flow_gives_window_back() {
     assert!(h.window() > start, "{} {start}", h.window());
 }
 
+/// [`sharing_for_6_s`] at three quarters of the capacity (the flow yields), then 5 s with no
+/// queue (the link no longer full, past the yield's hold of 8 base RTTs), then 3 s through a
+/// standing 50 ms queue at `bytes_per_ms`. Returns the window at the end over the window
+/// when the queue came back.
+fn yielding_again_at(bytes_per_ms: u64) -> f64 {
+    let (mut h, mut now, start) = sharing_for_6_s(MSS * 3 / 4);
+    assert!((h.window() as f64) < 0.75 * start as f64, "it yielded");
+    let mut back = None;
+    let end = now + MS(8000);
+    while now < end {
+        let full = now >= end - MS(3000);
+        let queue = if full { MS(50) } else { Duration::ZERO };
+        let rate = if full { bytes_per_ms } else { MSS * 3 / 4 };
+        h.on_ack(now, now - MS(500) - queue, rate, false);
+        h.on_end_acks(now, h.window(), false);
+        if full {
+            back.get_or_insert(h.window());
+        }
+        now += MS(1);
+    }
+    assert!(h.competing());
+    h.window() as f64 / back.expect("the queue came back") as f64
+}
+
+#[test]
+fn others_that_took_nothing_of_a_yield_are_not_yielded_to_again() {
+    // The others got a quarter of the capacity before the yield and a quarter when the link
+    // is full again: they did not take what was given (a flow its application limits), and
+    // the flow keeps its window. Had they got more (0.32 of it), it yields again.
+    let limited = yielding_again_at(MSS * 3 / 4);
+    assert!(limited >= 1.0, "{limited}");
+    let took_it = yielding_again_at(MSS * 68 / 100);
+    assert!(took_it < 0.9, "{took_it}");
+}
+
 #[test]
 fn next_to_others_that_get_far_more_a_congestion_loss_cuts_by_cubics_beta() {
     // A quarter of the capacity against the others' three quarters: 0.7 of the window kept

@@ -144,6 +144,12 @@ pub struct Hybla {
     smaller_found_at: Option<Duration>,
     /// When the flow last gave window back (`yield_to_the_others`: a step per loop round).
     yielded_at: Option<Duration>,
+    /// What the others got at the last step of the yield, bytes per second, until a
+    /// congestion cut: the next episode of yielding reads whether they took what was given.
+    others_rate_at_yield: Option<f64>,
+    /// Whether the others took nothing of a yield (a neighbour its application limits): no
+    /// more yielding until a congestion cut or the competition ends.
+    others_limited: bool,
     /// When a drain last took the window down to the pipe, below what the flow had in
     /// flight: a queue that outlives it is somebody else's. Not a drain that kept an
     /// application's flight (its queue target stands on after it): behind the balancer that
@@ -265,6 +271,8 @@ impl Hybla {
             yield_found_at: None,
             smaller_found_at: None,
             yielded_at: None,
+            others_rate_at_yield: None,
+            others_limited: false,
             drained_flight_at: None,
             growth_anchor: None,
             others_growth_bytes_per_s: 0.0,
@@ -818,6 +826,8 @@ impl Hybla {
             let credibly_shared = self.competing() && self.competition_credible;
             self.competing_regrowth_to =
                 (credibly_shared && !self.others_hold_more).then_some(self.cwnd_bytes);
+            self.others_rate_at_yield = None;
+            self.others_limited = false;
             let factor = if credibly_shared && self.far_smaller() {
                 self.params
                     .loss_reduction_factor

@@ -316,6 +316,9 @@ pub const YIELD_MIN_OTHERS_SHARE: f64 = 0.1;
 
 /// Share of the window given back per loop round while yielding.
 pub const YIELD_STEP: f64 = 0.125;
+/// How much more the others must get at the next episode of yielding than at the last step of
+/// the one before for the flow to yield again (`Hybla::yield_to_the_others`).
+pub const YIELD_OTHERS_MIN_GROWTH: f64 = 0.05;
 
 /// Below this ρ the flow does not yield: near ρ = 1 its rules are NewReno's, whose shares
 /// converge by themselves, and there a LEO path's capacity steps by 50–90 Mbit/s, so a share
