@@ -1274,6 +1274,40 @@ fn under_path_jitter_a_congestion_cut_leaves_the_window_the_link_needs() {
     );
 }
 
+/// The window before and after an ECN-CE mark on a 40 ms path (ρ = 1.6) with
+/// [`path_jitter`]: 3 s at 2 MB/s, then 1.5 s at `share` of it through 40 ms more delay (a
+/// competitor found on a noisy reading, which is doubtful below ρ = 3).
+fn window_cut_next_to_a_doubtful_competitor(share: f64) -> (u64, u64) {
+    let mut h = lone_flow_on_a_40_ms_path();
+    for ms in 1000..5500 {
+        let now = MS(ms);
+        let (rate, queue) = if ms < 4000 {
+            (2 * MSS, 0)
+        } else {
+            ((2.0 * share * MSS as f64) as u64, 40)
+        };
+        h.on_ack(now, now - MS(40 + queue + path_jitter(ms)), rate, false);
+        h.on_end_acks(now, h.window(), false);
+    }
+    assert!(h.competing() && h.noisy_recently_for_test());
+    let before = h.window();
+    let now = MS(5500);
+    h.on_congestion_event(now, now - MS(90), false, 0);
+    (before, h.window())
+}
+
+#[test]
+fn next_to_a_doubtful_competitor_a_flow_that_keeps_most_of_its_rate_keeps_the_jitter_floor() {
+    // At 0.7 of the rate it measured the competitor is more likely the path's jitter read as
+    // a queue: the cut goes no lower than the window the jitter needs (as alone, the test
+    // above; here that is above the whole window, 123 kB). At 0.3 the noise is more likely
+    // the neighbours' queue: NewReno's halving.
+    let (before, after) = window_cut_next_to_a_doubtful_competitor(0.7);
+    assert!(after >= (110 * MSS).min(before), "{before} → {after}");
+    let (before, after) = window_cut_next_to_a_doubtful_competitor(0.3);
+    assert_eq!(after, before / 2);
+}
+
 /// Whether a lone flow on a 40 ms path (ρ = 1.6) ever judges itself shared while it delivers
 /// 2 MB/s for 3 s, then, after its own reduction (an ECN-CE mark), half that through `queue`
 /// more delay for 2 s, with `jitter(ms)` on its RTT samples.
