@@ -58,6 +58,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/hybla-vs-cubic.toml"),
     ),
     (
+        "hybla-vs-call",
+        include_str!("../../../scenarios/hybla-vs-call.toml"),
+    ),
+    (
         "leo-starlink",
         include_str!("../../../scenarios/leo-starlink.toml"),
     ),
