@@ -470,15 +470,15 @@ impl Hybla {
     /// 30 ms, 20/2 Mbit/s path with 10 ms of mean jitter, such verdicts took the floor away
     /// and the window collapsed to 20–50 kB for 10 s at a time (63.2 % of the ceiling at 1 %
     /// loss, seed 2; 77.1 % with the floor kept). Over seeds 1–4 the worst of the target's
-    /// 30 ms cells went 69.0 → 75.4 %, and at seed 1 every cell is at 80 % or more;
-    /// `leo-starlink` 84.0 → 86.2 Mbit/s (seeds 1–4), worst recovery 2.8–3.1 s as before. Kept away
-    /// from every doubtful competitor, the floor cost paper-fairness its RTT fairness: the
-    /// short flows, three among six behind RED, found theirs at shares of 0.20–0.26, and the
-    /// long flows' share fell from 0.64 to 0.49 of theirs. Next to another flow the cut is
-    /// the friendly one whatever the floor: behind a shallow buffer a floor near the pipe
-    /// cuts by the queue's share only, and next to NewReno at 10 ms behind a quarter BDP
-    /// that took 11.7 times NewReno's rate when the jitter gate was missing (its queue made
-    /// the reading noisy, and its competition was not detected).
+    /// 30 ms cells went 69.0 → 75.4 %, and at seed 1 every one of them is at 80 % or more;
+    /// `leo-starlink` 84.0 → 86.2 Mbit/s (seeds 1–4), worst recovery 2.8–3.1 s as before.
+    /// Kept away from every doubtful competitor, the floor cost paper-fairness its RTT
+    /// fairness: the short flows, three among six behind RED, found theirs at shares of
+    /// 0.20–0.26, and the long flows' share fell from 0.64 to 0.49 of theirs. Next to
+    /// another flow the cut is the friendly one whatever the floor: behind a shallow buffer
+    /// a floor near the pipe cuts by the queue's share only, and next to NewReno at 10 ms
+    /// behind a quarter BDP that took 11.7 times NewReno's rate when the jitter gate was
+    /// missing (its queue made the reading noisy, and its competition was not detected).
     pub(super) fn jitter_pipe_bytes(&self, base: Duration) -> Option<u64> {
         if !self.queue.budget_is_jitter()
             || !self.noisy_recently()
