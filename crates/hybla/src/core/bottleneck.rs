@@ -212,7 +212,7 @@ impl Hybla {
         self.yield_found_at = None;
         self.smaller_found_at = None;
         if !self.competing() {
-            self.others_rate_at_yield = None;
+            self.others_bytes_per_s_at_yield = None;
             self.others_limited = false;
         }
         if !(self.competing() && self.competition_credible)
@@ -237,7 +237,7 @@ impl Hybla {
             return;
         }
         let hold = base * COMPETITION_HOLD_RTTS;
-        if let (Some(before), Some(at)) = (self.others_rate_at_yield, self.yielded_at)
+        if let (Some(before), Some(at)) = (self.others_bytes_per_s_at_yield, self.yielded_at)
             && now >= at + hold
             && others_rate < before * (1.0 + YIELD_OTHERS_MIN_GROWTH)
         {
@@ -250,7 +250,7 @@ impl Hybla {
             return;
         }
         self.yielded_at = Some(now);
-        self.others_rate_at_yield = Some(others_rate);
+        self.others_bytes_per_s_at_yield = Some(others_rate);
         // The regrowth up to where the yield began competes too, as after a congestion cut:
         // below the pipe, Hybla's own pace would take it all back within a round (against
         // NewReno at 600 ms behind a quarter-BDP drop-tail queue the shares went from 1.07

@@ -146,7 +146,7 @@ pub struct Hybla {
     yielded_at: Option<Duration>,
     /// What the others got at the last step of the yield, bytes per second, until a
     /// congestion cut: the next episode of yielding reads whether they took what was given.
-    others_rate_at_yield: Option<f64>,
+    others_bytes_per_s_at_yield: Option<f64>,
     /// Whether the others took nothing of a yield (a neighbour its application limits): no
     /// more yielding until a congestion cut or the competition ends.
     others_limited: bool,
@@ -271,7 +271,7 @@ impl Hybla {
             yield_found_at: None,
             smaller_found_at: None,
             yielded_at: None,
-            others_rate_at_yield: None,
+            others_bytes_per_s_at_yield: None,
             others_limited: false,
             drained_flight_at: None,
             growth_anchor: None,
@@ -826,7 +826,7 @@ impl Hybla {
             let credibly_shared = self.competing() && self.competition_credible;
             self.competing_regrowth_to =
                 (credibly_shared && !self.others_hold_more).then_some(self.cwnd_bytes);
-            self.others_rate_at_yield = None;
+            self.others_bytes_per_s_at_yield = None;
             self.others_limited = false;
             let factor = if credibly_shared && self.far_smaller() {
                 self.params
