@@ -212,8 +212,7 @@ impl Hybla {
         self.yield_found_at = None;
         self.smaller_found_at = None;
         if !self.competing() {
-            self.others_bytes_per_s_at_yield = None;
-            self.others_limited = false;
+            self.forget_the_last_yield();
         }
         if !(self.competing() && self.competition_credible)
             || capacity <= 0.0
@@ -236,9 +235,8 @@ impl Hybla {
         if self.others_limited {
             return;
         }
-        let hold = base * COMPETITION_HOLD_RTTS;
         if let (Some(before), Some(at)) = (self.others_bytes_per_s_at_yield, self.yielded_at)
-            && now >= at + hold
+            && now >= at + Self::share_verdict_hold(base)
             && others_rate < before * (1.0 + YIELD_OTHERS_MIN_GROWTH)
         {
             self.others_limited = true;
@@ -288,8 +286,22 @@ impl Hybla {
     /// with the sawtooth; 5 s, the competition hold, is 500 rounds at 10 ms).
     fn share_verdict_holds(&self, found_at: Option<Duration>) -> bool {
         let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
-        let hold = base * COMPETITION_HOLD_RTTS;
-        self.competing() && found_at.is_some_and(|at| self.now < at + hold)
+        self.competing()
+            && found_at.is_some_and(|at| self.now < at + Self::share_verdict_hold(base))
+    }
+
+    /// How long a verdict on the shares holds at base RTT `base`: [`COMPETITION_HOLD_RTTS`]
+    /// base RTTs, also the pause after which a new episode of yielding starts.
+    fn share_verdict_hold(base: Duration) -> Duration {
+        base * COMPETITION_HOLD_RTTS
+    }
+
+    /// Forgets what the others got at the last yield, and that they took nothing of it: after
+    /// a congestion cut (both sides cut, and the next reading starts afresh) or once the
+    /// competition ends.
+    pub(super) fn forget_the_last_yield(&mut self) {
+        self.others_bytes_per_s_at_yield = None;
+        self.others_limited = false;
     }
 
     /// The standing queue that marks somebody else's packets: two budgets, and where the

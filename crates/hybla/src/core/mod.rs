@@ -826,8 +826,7 @@ impl Hybla {
             let credibly_shared = self.competing() && self.competition_credible;
             self.competing_regrowth_to =
                 (credibly_shared && !self.others_hold_more).then_some(self.cwnd_bytes);
-            self.others_bytes_per_s_at_yield = None;
-            self.others_limited = false;
+            self.forget_the_last_yield();
             let factor = if credibly_shared && self.far_smaller() {
                 self.params
                     .loss_reduction_factor
