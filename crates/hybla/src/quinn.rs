@@ -315,9 +315,9 @@ mod tests {
     #[test]
     fn initial_window_is_the_window_build_starts_from() {
         let now = Instant::now();
-        for mtu in [1200u16, 1472, 8972] {
+        // RFC 9002 §7.2: min(10 × MSS, max(2 × MSS, 14 720 B)).
+        for (mtu, expected) in [(1200u16, 12_000), (1472, 14_720), (8972, 17_944)] {
             let controller = Arc::new(HyblaConfig::default()).build(now, mtu);
-            let expected = (10 * u64::from(mtu)).min((2 * u64::from(mtu)).max(14_720));
             assert_eq!(controller.window(), expected, "MTU {mtu}");
             assert_eq!(controller.initial_window(), expected, "MTU {mtu}");
         }

@@ -303,22 +303,36 @@ fn a_declared_bdp_is_the_start_up_target_without_waiting() {
 
 #[test]
 fn start_up_ends_at_the_first_queue_of_its_own_with_the_window_at_the_pipe() {
-    let mut h = declared_bdp_core(100);
-    // First flight ACKed with 40 ms of ACK delay: not a queue of ours (sent before the target).
-    h.on_ack(MS(540), MS(1), MSS, false);
-    h.on_end_acks(MS(540), 0, false);
+    // Declared 400 packets: the first ACK takes the window there.
+    let mut h = declared_bdp_core(400);
+    assert!(h.window() >= 400 * MSS, "{}", h.window());
+    // The rest of the first flight, one packet every 2 ms and no queue: 0.5 MB/s, a pipe of
+    // 250 packets at the 500 ms base RTT, measured before any queue shows.
+    for i in 1..=20u64 {
+        h.on_ack(MS(500 + 2 * i), MS(2 * i), MSS, false);
+        h.on_end_acks(MS(500 + 2 * i), 0, false);
+    }
     assert!(h.startup_target().is_some(), "still in start-up");
-    // Then packets sent after the target was reached, 1 ms apart (1 MB/s), with 50 ms queue.
-    let t0 = MS(600);
+    let before = h.window();
+    // Then packets sent after the target was reached, still 2 ms apart, with 50 ms of queue.
     for i in 0..20u64 {
-        let now = t0 + MS(i);
-        h.on_ack(now + MS(550), now, MSS, false);
-        h.on_end_acks(now + MS(550), 0, false);
+        let sent = MS(600 + 2 * i);
+        h.on_ack(sent + MS(550), sent, MSS, false);
+        h.on_end_acks(sent + MS(550), 0, false);
+        if h.startup_target().is_none() {
+            break;
+        }
     }
     assert!(h.startup_target().is_none(), "start-up over");
     let pipe = h.pipe_bytes().unwrap();
-    assert!(h.window() <= pipe + 2 * MSS, "{} vs {pipe}", h.window());
-    assert_eq!(h.ssthresh(), h.window().min(h.ssthresh()));
+    assert!((249 * MSS..=251 * MSS).contains(&pipe), "pipe {pipe}");
+    // W ← min(W, pipe): the overshoot drained, congestion avoidance from the pipe.
+    assert!(
+        before > pipe,
+        "the window overshot the pipe: {before} vs {pipe}"
+    );
+    assert_eq!(h.window(), pipe);
+    assert_eq!(h.ssthresh(), h.window());
 }
 
 // ---- satquic's pipe-aware extension ------------------------------------------------------------
@@ -995,14 +1009,27 @@ fn at_a_full_link_the_flow_holding_less_than_the_others_catches_up_at_rho_per_rt
     assert!((smaller - 20.0).abs() < 1e-6, "{smaller}");
 }
 
+/// What [`sharing_for_6_s`] saw besides the flow itself.
+struct Sharing {
+    /// The time after the last ACK frame.
+    end: Duration,
+    /// The window when the queue appeared.
+    start: u64,
+    /// The largest window of the run: where any yielding began.
+    largest: u64,
+    /// When the flow first judged the link shared, and its window then.
+    competing_from: (Duration, u64),
+}
+
 /// A window-limited flow on [`on_known_path`] (ρ = 20, 300 segments) that gets
 /// `bytes_per_ms` of the declared 1 MB/s through a standing 50 ms queue for 6 s, after 100 ms
-/// of the empty path's RTT that the application limited. Returns it, the time after the last
-/// ACK frame and the window it had when the queue appeared.
-fn sharing_for_6_s(bytes_per_ms: u64) -> (Hybla, Duration, u64) {
+/// of the empty path's RTT that the application limited.
+fn sharing_for_6_s(bytes_per_ms: u64) -> (Hybla, Sharing) {
     let mut h = on_known_path(300 * MSS);
     let mut now = MS(1000);
     let mut start = None;
+    let mut largest = 0;
+    let mut competing_from = None;
     while now < MS(7100) {
         let empty = now < MS(1100);
         let queue = if empty { Duration::ZERO } else { MS(50) };
@@ -1011,23 +1038,56 @@ fn sharing_for_6_s(bytes_per_ms: u64) -> (Hybla, Duration, u64) {
         if !empty {
             start.get_or_insert(h.window());
         }
+        largest = largest.max(h.window());
+        if h.competing() {
+            competing_from.get_or_insert((now, h.window()));
+        }
         now += MS(1);
     }
-    (h, now, start.expect("the queue appeared"))
+    let sharing = Sharing {
+        end: now,
+        start: start.expect("the queue appeared"),
+        largest,
+        competing_from: competing_from.expect("the flow found the link shared"),
+    };
+    (h, sharing)
 }
 
 #[test]
 fn next_to_others_that_get_far_less_the_flow_gives_window_back() {
     // Three quarters of the capacity against the others' quarter (3×, beyond the 1.4 the
     // rule allows): an eighth of the window per round (550 ms) given back, no growth between.
-    let (h, _, start) = sharing_for_6_s(MSS * 3 / 4);
+    let (h, sharing) = sharing_for_6_s(MSS * 3 / 4);
     assert!(h.competing());
-    let yielded = h.window() as f64 / start as f64;
-    assert!(yielded < 0.75, "{yielded}");
-    // 0.55 against 0.45 is within it: a segment per RTT, NewReno's.
-    let (h, _, start) = sharing_for_6_s(MSS * 55 / 100);
+    let yielded = h.window() as f64 / sharing.largest as f64;
+    let steps = (yielded.ln() / (7.0f64 / 8.0).ln()).round();
+    assert!(
+        (8.0..=10.0).contains(&steps),
+        "{steps} steps in about 5 s of 550 ms rounds"
+    );
+    let expected = (7.0f64 / 8.0).powf(steps);
+    assert!(
+        (yielded - expected).abs() < 1e-3,
+        "{yielded} against (7/8)^{steps} = {expected}"
+    );
+    // 0.55 against 0.45 is within it: a segment per RTT, NewReno's, i.e. an MSS × the bytes
+    // acknowledged ÷ the window.
+    let (h, sharing) = sharing_for_6_s(MSS * 55 / 100);
     assert!(h.competing());
-    assert!(h.window() > start, "{} {start}", h.window());
+    let (from, window_then) = sharing.competing_from;
+    let acked = (sharing.end - from).as_millis() as f64 * (MSS * 55 / 100) as f64;
+    let expected = MSS as f64 * acked / window_then as f64;
+    let grown = (h.window() - window_then) as f64;
+    assert!(
+        (grown - expected).abs() < 0.05 * expected,
+        "{grown} against {expected}"
+    );
+    assert!(
+        h.window() > sharing.start,
+        "{} {}",
+        h.window(),
+        sharing.start
+    );
 }
 
 /// [`sharing_for_6_s`] at three quarters of the capacity (the flow yields), then 5 s with no
@@ -1035,7 +1095,8 @@ fn next_to_others_that_get_far_less_the_flow_gives_window_back() {
 /// standing 50 ms queue at `bytes_per_ms`. Returns the window at the end over the window
 /// when the queue came back.
 fn yielding_again_at(bytes_per_ms: u64) -> f64 {
-    let (mut h, mut now, start) = sharing_for_6_s(MSS * 3 / 4);
+    let (mut h, sharing) = sharing_for_6_s(MSS * 3 / 4);
+    let (mut now, start) = (sharing.end, sharing.start);
     assert!((h.window() as f64) < 0.75 * start as f64, "it yielded");
     let mut back = None;
     let end = now + MS(8000);
@@ -1070,7 +1131,8 @@ fn next_to_others_that_get_far_more_a_congestion_loss_cuts_by_cubics_beta() {
     // A quarter of the capacity against the others' three quarters: 0.7 of the window kept
     // at a congestion loss. At 0.55 against 0.45, NewReno's halving.
     for (bytes_per_ms, beta) in [(MSS / 4, 0.7), (MSS * 55 / 100, 0.5)] {
-        let (mut h, now, _) = sharing_for_6_s(bytes_per_ms);
+        let (mut h, sharing) = sharing_for_6_s(bytes_per_ms);
+        let now = sharing.end;
         assert!(h.competing());
         let before = h.window();
         h.on_congestion_event(now, now - MS(550), false, MSS);

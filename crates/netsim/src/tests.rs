@@ -307,7 +307,10 @@ fn delay_drop_keeps_fifo_order() {
     let arrivals = drain(&mut link);
     let ids: Vec<u32> = arrivals.iter().map(|a| a.1).collect();
     assert_eq!(ids, vec![0, 1, 2]);
-    assert!(arrivals[1].0 >= arrivals[0].0);
+    // Packet 0 arrives at 900 ms + 800 ns of serialization + 300 ms. Packet 1, sent at the
+    // step, would arrive 180 ms before it at 20 ms; it is held and arrives with it.
+    assert_eq!(arrivals[0].0, MS(1200) + Duration::from_nanos(800));
+    assert_eq!(arrivals[1].0, arrivals[0].0);
     assert_eq!(arrivals[2].0, MS(1520) + Duration::from_nanos(800));
 }
 

@@ -997,8 +997,8 @@ fn on_a_slow_path_a_train_of_eight_packets_is_read() {
     let cap = cap_after_a_train_at(45_750, 10, 1e6);
     assert!((59_500..=60_500).contains(&cap), "{cap}");
     // Fewer are the reading's spread: the cap grows by the rules of an empty round.
-    let grown = cap_after_a_train_at(45_750, 8, 1e6);
-    assert!(grown < 50_000, "{grown}");
+    // From the cap (45 750 − 2 500 B) by one target of the delivery rate, 75 kB/s × 25 ms.
+    assert_eq!(cap_after_a_train_at(45_750, 8, 1e6), 43_250 + 1_875);
     // At 2 Mbit/s a train is 24 packets: ten say nothing there.
     assert_eq!(cap_after_a_train(10, 4e6), cap_after_a_train(10, 2.05e6));
 }
@@ -1131,8 +1131,9 @@ fn the_bulks_cap_follows_a_capacity_drop_before_the_round_ends() {
     // The newest busy stretches read 600 kbit/s behind 300 ms of queue: the cap goes to that
     // rate's pipe plus the target, 600 kbit/s × 625 ms = 46 875 B, at once.
     assert_eq!(after_a_drop(900).window_bytes(), 46_875);
-    // Without the backlog that says the capacity dropped, the round decides.
-    assert!(after_a_drop(640).window_bytes() > 300_000);
+    // Without the backlog that says the capacity dropped, the round decides: Little's law at
+    // its end, 350 kB in flight × 625 / 700 ms.
+    assert_eq!(after_a_drop(640).window_bytes(), 312_500);
     // The round's end (1 400 ms) scales it by Little's law for the queue the old capacity
     // built, 625 / 700 ms: 41 852 B; the next readings set it from there, not above.
     assert_eq!(after_a_drop_until(900, 1_450).window_bytes(), 41_852);
