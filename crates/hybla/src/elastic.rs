@@ -159,7 +159,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reduction_or_an_application_limited_stretch_starts_the_comparison_over() {
+    fn a_reduction_starts_the_comparison_over() {
         let mut e = ElasticWindow::default();
         let mut t = Duration::ZERO;
         span(&mut e, &mut t, 5e6, 200_000);
@@ -167,8 +167,29 @@ mod tests {
         assert!(e.elastic());
         e.restart();
         assert!(!e.elastic(), "a reduction ends the answer");
-        // An application-limited frame discards the open span.
+        // The first span after it is the new anchor, whatever the old one was: 250 kB is
+        // within a tenth of the old anchor's 240 kB, so only a forgotten anchor lets the next
+        // span, a tenth more window for a tenth more rate, be compared with it.
+        span(&mut e, &mut t, 3e6, 250_000);
+        assert!(!e.elastic());
+        span(&mut e, &mut t, 3.3e6, 275_000);
+        assert!(e.elastic(), "compared with the span after the reduction");
+    }
+
+    #[test]
+    fn an_application_limited_frame_discards_the_span_it_falls_in() {
+        let mut e = ElasticWindow::default();
+        let mut t = Duration::ZERO;
+        // Half a span at a rate the window never had on its own (a burst the application
+        // released), then a frame the application limited.
+        let step = Duration::from_millis(10);
+        for _ in 0..10 {
+            e.on_frame(t, BASE, 200_000, 120_000, true);
+            t += step;
+        }
         e.on_frame(t, BASE, 10_000, 120_000, false);
+        // Kept, those bytes would make the next span's rate 3.3 MB/s an anchor of about
+        // 13 MB/s, and the rate that follows the window would read as a full link.
         span(&mut e, &mut t, 3e6, 120_000);
         span(&mut e, &mut t, 3.6e6, 144_000);
         assert!(e.elastic());
