@@ -308,7 +308,7 @@ pub fn client_endpoint(
     };
     crate::sockbuf::size_or_warn(&socket, socket_buffer_bytes, "perf client socket");
     let mut endpoint = Endpoint::new(
-        quinn::EndpointConfig::default(),
+        endpoint_config(),
         None,
         socket,
         quinn_satellite::PreciseTimerRuntime::shared(),
@@ -316,4 +316,17 @@ pub fn client_endpoint(
     .map_err(io("binding the client socket"))?;
     endpoint.set_default_client_config(config);
     Ok(endpoint)
+}
+
+/// quinn's endpoint settings, except the largest UDP payload it accepts: quinn's default
+/// (1 472 B) caps every datagram at an Ethernet MTU whatever the transport's `initial_mtu`
+/// says, so a path with jumbo frames would carry 1 500 B packets. The transport's MTU (the
+/// scenario's, through `quinn_satellite`) is what the connection sends; the endpoint takes
+/// anything up to UDP's limit.
+pub fn endpoint_config() -> quinn::EndpointConfig {
+    let mut config = quinn::EndpointConfig::default();
+    config
+        .max_udp_payload_size(65_527)
+        .expect("65 527 B is UDP's largest payload, within quinn's bounds");
+    config
 }

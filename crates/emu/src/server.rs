@@ -118,7 +118,7 @@ impl Server {
             .map_err(io(format!("binding {}", options.listen)))?;
         crate::sockbuf::size_or_warn(&socket, options.socket_buffer_bytes, "perf server socket");
         let endpoint = Endpoint::new(
-            quinn::EndpointConfig::default(),
+            crate::endpoint::endpoint_config(),
             Some(config),
             socket,
             quinn_satellite::PreciseTimerRuntime::shared(),

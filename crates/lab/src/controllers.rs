@@ -36,35 +36,35 @@ pub fn build_resumed(
     record_losses: bool,
     resume: Option<hybla::ResumeParams>,
 ) -> Controller {
-    let factory: Arc<dyn ControllerFactory + Send + Sync> = match spec {
+    let factory: Arc<dyn ControllerFactory + Send + Sync> = match *spec {
         ControllerSpec::NewReno {
             initial_window,
             loss_reduction_factor,
-        } => {
+        } => quinn_controller(initial_window, move |window| {
             let mut config = NewRenoConfig::default();
-            if let Some(window) = initial_window {
-                config.initial_window(*window);
+            if let Some(window) = window {
+                config.initial_window(window);
             }
             if let Some(factor) = loss_reduction_factor {
-                config.loss_reduction_factor(*factor as f32);
+                config.loss_reduction_factor(factor as f32);
             }
             Arc::new(config)
-        }
-        ControllerSpec::Cubic { initial_window } => {
+        }),
+        ControllerSpec::Cubic { initial_window } => quinn_controller(initial_window, |window| {
             let mut config = CubicConfig::default();
-            if let Some(window) = initial_window {
-                config.initial_window(*window);
+            if let Some(window) = window {
+                config.initial_window(window);
             }
             Arc::new(config)
-        }
-        ControllerSpec::Bbr { initial_window } => {
+        }),
+        ControllerSpec::Bbr { initial_window } => quinn_controller(initial_window, |window| {
             let mut config = BbrConfig::default();
-            if let Some(window) = initial_window {
-                config.initial_window(*window);
+            if let Some(window) = window {
+                config.initial_window(window);
             }
             Arc::new(config)
-        }
-        ControllerSpec::Hybla(hybla) => {
+        }),
+        ControllerSpec::Hybla(ref hybla) => {
             let mut config = hybla_config(hybla, declared_bdp_bytes);
             config.record_losses(record_losses);
             if let Some(resume) = resume {
@@ -76,6 +76,54 @@ pub fn build_resumed(
     Controller {
         label: spec.name().to_owned(),
         factory,
+    }
+}
+
+type Factory = Arc<dyn ControllerFactory + Send + Sync>;
+
+/// One of quinn's own controllers, built by `make` from an initial window (None: quinn's
+/// default). Given no window, quinn's default, unless the path's datagrams make it too small
+/// ([`PathSizedWindow`]).
+fn quinn_controller(
+    initial_window: Option<u64>,
+    make: impl Fn(Option<u64>) -> Factory + Send + Sync + 'static,
+) -> Factory {
+    match initial_window {
+        Some(window) => make(Some(window)),
+        None => Arc::new(PathSizedWindow {
+            make: Box::new(make),
+        }),
+    }
+}
+
+/// quinn's controllers start from a fixed 12 000 B (RFC 9002 §7.2's window for 1 200 B
+/// datagrams), whatever the path's MTU: from a 6 028 B MTU it holds fewer than two datagrams,
+/// and from 12 028 B none, so the flow never sends. Where it holds fewer than two, the window
+/// is RFC 9002's for the datagrams the connection starts with, min(10 × size, max(2 × size,
+/// 14 720 B)); elsewhere quinn's default as shipped, so that every result at common MTUs is
+/// quinn's.
+struct PathSizedWindow {
+    make: Box<dyn Fn(Option<u64>) -> Factory + Send + Sync>,
+}
+
+/// The initial window [`PathSizedWindow`] gives a connection whose datagrams are
+/// `datagram_bytes`, given quinn's default `quinn_default_bytes`: None keeps the default.
+fn path_sized_initial_window(quinn_default_bytes: u64, datagram_bytes: u64) -> Option<u64> {
+    (quinn_default_bytes < 2 * datagram_bytes)
+        .then(|| (10 * datagram_bytes).min((2 * datagram_bytes).max(14_720)))
+}
+
+impl ControllerFactory for PathSizedWindow {
+    fn build(
+        self: Arc<Self>,
+        now: std::time::Instant,
+        current_mtu: u16,
+    ) -> Box<dyn quinn_proto::congestion::Controller> {
+        let quinn_default = (self.make)(None).build(now, current_mtu);
+        match path_sized_initial_window(quinn_default.initial_window(), u64::from(current_mtu)) {
+            Some(window) => (self.make)(Some(window)).build(now, current_mtu),
+            None => quinn_default,
+        }
     }
 }
 
@@ -138,6 +186,36 @@ fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla:
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn quinns_controllers_start_from_two_jumbo_datagrams_at_least() {
+        use super::path_sized_initial_window as window;
+        // quinn's 12 000 B holds two 1 472 B and two 5 999 B datagrams: kept.
+        assert_eq!(window(12_000, 1_472), None);
+        assert_eq!(window(12_000, 6_000), None);
+        // 8 972 B (a 9 000 B MTU): RFC 9002's max(2 × 8 972, 14 720) = 17 944 B.
+        assert_eq!(window(12_000, 8_972), Some(17_944));
+        // 12 000 B, which quinn's window could not send at all: 24 000 B.
+        assert_eq!(window(12_000, 12_000), Some(24_000));
+    }
+
+    #[test]
+    fn a_quinn_controller_without_a_window_gets_one_its_first_datagram_fits() {
+        let spec = ControllerSpec::NewReno {
+            initial_window: None,
+            loss_reduction_factor: None,
+        };
+        let factory = super::build(&spec, None, false).factory;
+        let now = std::time::Instant::now();
+        assert_eq!(factory.clone().build(now, 1_472).window(), 12_000);
+        assert_eq!(factory.build(now, 12_000).window(), 24_000);
+        // An explicit window is the caller's, as given.
+        let spec = ControllerSpec::Cubic {
+            initial_window: Some(30_000),
+        };
+        let factory = super::build(&spec, None, false).factory;
+        assert_eq!(factory.build(now, 12_000).window(), 30_000);
+    }
+
     use super::*;
 
     #[test]

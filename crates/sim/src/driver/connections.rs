@@ -105,6 +105,11 @@ impl<'a> Simulation<'a> {
             let stream = 1000 + 16 * index as u64;
             let endpoint_config = |offset: u64| {
                 let mut c = EndpointConfig::new(reset_key(config.seed, stream + offset));
+                // quinn's default (1 472 B) would cap every datagram at an Ethernet MTU,
+                // whatever the path's: the scenario's MTU is what both ends accept.
+                let payload = config.path.mtu_bytes - netsim::IP_UDP_HEADER_BYTES;
+                c.max_udp_payload_size(u16::try_from(payload).unwrap_or(u16::MAX))
+                    .expect("the scenario bounds the MTU to 1228..=65535");
                 let cid_seed = netsim::derive_seed(config.seed, stream + offset + 2);
                 c.cid_generator(move || Box::new(SeededCidGenerator::new(cid_seed)))
                     .rng_seed(Some(seed_bytes(config.seed, stream + offset + 4)));
