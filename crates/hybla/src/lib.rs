@@ -55,7 +55,9 @@ pub use crate::core::{
     CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossClassifier, LossRecord,
     LossTally, LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE,
 };
-pub use crate::quinn::{HyblaConfig, LossReport, ResumeState, loss_report_of, resume_state_of};
+pub use crate::quinn::{
+    HyblaConfig, LossReport, ResumeState, loss_report_of, resume_state_of, rfc9002_initial_window,
+};
 pub use crate::resume::{
     PATH_CHANGE_RTT_FACTOR, ResumeParams, ResumePhase, ResumeReport, ResumeTransition,
     ResumeTrigger, SavedPath,

@@ -15,6 +15,12 @@ use crate::core::{
 };
 use crate::resume::{ResumeParams, ResumeReport, SavedPath};
 
+/// RFC 9002 §7.2's initial window for datagrams of `max_datagram_bytes`: min(10 × size,
+/// max(2 × size, 14 720 B)).
+pub fn rfc9002_initial_window(max_datagram_bytes: u64) -> u64 {
+    (10 * max_datagram_bytes).min((2 * max_datagram_bytes).max(14_720))
+}
+
 /// Hybla's settings and the factory quinn calls per connection. Defaults: RTT0 = 25 ms, initial
 /// ssthresh estimated from the first flight, satquic's pipe-aware growth.
 ///
@@ -153,7 +159,7 @@ impl ControllerFactory for HyblaConfig {
             .filter(|once| !once.taken.swap(true, Ordering::Relaxed))
             .map(|once| once.params);
         if !self.initial_window_explicit {
-            params.initial_window_bytes = (10 * mtu).min((2 * mtu).max(14_720));
+            params.initial_window_bytes = rfc9002_initial_window(mtu);
         }
         let core = Hybla::new(params, mtu);
         Box::new(HyblaController {

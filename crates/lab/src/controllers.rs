@@ -110,7 +110,7 @@ struct PathSizedWindow {
 /// `datagram_bytes`, given quinn's default `quinn_default_bytes`: None keeps the default.
 fn path_sized_initial_window(quinn_default_bytes: u64, datagram_bytes: u64) -> Option<u64> {
     (quinn_default_bytes < 2 * datagram_bytes)
-        .then(|| (10 * datagram_bytes).min((2 * datagram_bytes).max(14_720)))
+        .then(|| hybla::rfc9002_initial_window(datagram_bytes))
 }
 
 impl ControllerFactory for PathSizedWindow {
