@@ -532,6 +532,8 @@ pub fn evaluate(outcome: &RunOutcome, forward: &LinkConfig) -> Option<Evaluation
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netsim::{FlowLinkStats, LinkStats};
+    use sim::{AppOutcome, AppSample, FlowEnd, LinkSample, Sample, SenderStats};
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -603,5 +605,468 @@ mod tests {
         assert_eq!(overlap((ms(0), ms(100)), (ms(50), ms(200))), ms(50));
         assert_eq!(overlap((ms(0), ms(100)), (ms(100), ms(200))), ms(0));
         assert_eq!(overlap((ms(300), ms(400)), (ms(0), ms(200))), ms(0));
+    }
+
+    #[track_caller]
+    fn assert_close(actual: f64, expected: f64, what: &str) {
+        assert!(
+            close(actual, expected),
+            "{what}: {actual}, expected {expected}"
+        );
+    }
+
+    fn app(
+        name: &str,
+        kind: &str,
+        report: serde_json::Map<String, serde_json::Value>,
+    ) -> AppOutcome {
+        AppOutcome {
+            name: name.into(),
+            kind: kind.into(),
+            received_bytes: 0,
+            busy_periods: Vec::new(),
+            report,
+        }
+    }
+
+    fn flow(
+        name: &str,
+        start: Duration,
+        ended_at: Option<Duration>,
+        apps: Vec<AppOutcome>,
+        (sent_packets, lost_packets): (u64, u64),
+    ) -> FlowOutcome {
+        let mut sender = SenderStats::default();
+        sender.sent_packets = sent_packets;
+        sender.lost_packets = lost_packets;
+        FlowOutcome {
+            name: name.into(),
+            cc: "cubic".into(),
+            start,
+            handshake: Some(ms(50)),
+            delivered_bytes: 0,
+            apps,
+            end: if ended_at.is_some() {
+                FlowEnd::Stopped
+            } else {
+                FlowEnd::Running
+            },
+            ended_at,
+            sender,
+            bottleneck_forward: FlowLinkStats::default(),
+            bottleneck_return: FlowLinkStats::default(),
+            losses: sim::LossAccounting::default(),
+            connections: Vec::new(),
+        }
+    }
+
+    /// A flow's row at one tick; the evaluation reads only the IP bytes received.
+    fn sample(t: Duration, flow: usize, received_ip_bytes: u64) -> Sample {
+        Sample {
+            t,
+            flow,
+            delivered_bytes: 0,
+            received_ip_bytes,
+            cwnd_bytes: 0,
+            in_flight_bytes: 0,
+            srtt: Duration::ZERO,
+            min_rtt: Duration::ZERO,
+            lost_packets: 0,
+            queue_forward_bytes: 0,
+            queue_return_bytes: 0,
+            queue_forward_mean_bytes: 0,
+            queue_return_mean_bytes: 0,
+        }
+    }
+
+    /// The media frames' one-way delays, ms (None: never arrived). The deadline is 400 ms,
+    /// a keyframe every 10 frames; everything else arrives in 100 ms.
+    fn frame_delay_ms(seq: u64) -> Option<u64> {
+        match seq {
+            // Late, in the first 2 s of the first step; its keyframe (0) was on time.
+            5 => Some(600),
+            // A late keyframe, after the first step settled: 31–39 arrive on time but cannot
+            // be decoded.
+            30 => Some(500),
+            // Lost, in the first 2 s of the second step.
+            55 => None,
+            // A lost keyframe after the second step settled (81–89 undecodable), and a late
+            // frame behind it.
+            80 => None,
+            85 => Some(450),
+            // Captured 9.95 s, 50 ms before the end of the run.
+            99 => None,
+            _ => Some(100),
+        }
+    }
+
+    /// One 10 s run, sampled every 100 ms (tick k at k × 100 ms counts what arrived in
+    /// ((k − 1) × 100, k × 100] ms), and its forward link: 4 Mbit/s, 1 Mbit/s from 5 s.
+    ///
+    /// Flow 0 ("call", ours, sent 2 000 packets, lost 30) carries
+    /// - media at a nominal 1 Mbit/s, 10 fps from 50 ms (frame n captured at 50 + 100 n ms,
+    ///   100 frames), deadline 400 ms, delays as [`frame_delay_ms`]; it receives 12 500 B per
+    ///   tick (1 Mbit/s) to 3 s, 10 000 (800 kbit/s) to 5 s, 1 250 (100 kbit/s) to 6 s,
+    ///   3 750 (300 kbit/s) to 7 s and 6 250 (500 kbit/s) to 10 s: 375 000 B by 3 s, 575 000
+    ///   by 5 s, 587 500 by 6 s, 625 000 by 7 s, 812 500 by 10 s. Its sender wrote 12 500 B
+    ///   in each 100 ms before 5 s and 6 250 after.
+    /// - bulk receiving nothing to 1 s, 25 000 B per tick (2 Mbit/s) to 3 s, 12 500 to 5 s,
+    ///   nothing to 7 s and 5 000 (400 kbit/s) to 10 s: 750 000 B by 5 s, 900 000 by 10 s.
+    ///
+    /// Its IP bytes received per tick: 13 000 to 1 s, 39 000 to 3 s, 24 000 to 5 s, 2 000 to
+    /// 6 s, 4 500 to 7 s, 12 000 to 10 s (1 390 000 B by 5 s, 1 815 000 by 10 s).
+    ///
+    /// Flow 1 ("download", a competing perf download, sent 1 000 packets, lost 200) runs from
+    /// 3 s to 7 s and receives 24 000 IP bytes per tick to 5 s, 10 500 to 6 s, 8 000 to 7 s
+    /// (665 000 B). The link serialized the two flows' IP bytes: 1 870 000 B by 5 s,
+    /// 2 480 000 by 10 s.
+    fn media_bulk_run() -> (RunOutcome, LinkConfig) {
+        let mut link = LinkConfig::new(4_000_000, ms(25));
+        link.schedule.push(netsim::ScheduleStep {
+            at: ms(5_000),
+            rate_bps: Some(1_000_000),
+            delay: None,
+            loss: None,
+        });
+        let end_time = ms(10_000);
+
+        let frames = (0..100)
+            .filter_map(|seq| {
+                let captured_at = ms(50 + 100 * seq);
+                frame_delay_ms(seq).map(|delay| FrameRecord {
+                    seq,
+                    captured_at,
+                    received_at: captured_at + ms(delay),
+                    bytes: 12_500,
+                })
+            })
+            .collect();
+        let media = MediaReport {
+            frames_sent: 100,
+            frames_received: 97,
+            deadline_ms: 400.0,
+            frames,
+            bitrate_bps: 1_000_000,
+            mean_bitrate_bps: 750_000.0,
+            fps: 10,
+            keyframe_interval: 10,
+            first_capture_s: 0.05,
+            written_bytes_per_bucket: (0..100)
+                .map(|bucket| if bucket < 50 { 12_500 } else { 6_250 })
+                .collect(),
+            ..MediaReport::default()
+        };
+        // The evaluation reads a media application through `MediaReport::of`, from the JSON
+        // report the simulator hands over: build that, and check it reads back whole.
+        let serde_json::Value::Object(media_report) = serde_json::to_value(&media).unwrap() else {
+            unreachable!("a media report is a JSON object");
+        };
+        let call = flow(
+            "call",
+            Duration::ZERO,
+            None,
+            vec![
+                app("media", sim::apps::media::KIND, media_report),
+                app("bulk", sim::apps::bulk::KIND, serde_json::Map::new()),
+            ],
+            (2_000, 30),
+        );
+        let download = flow(
+            "download",
+            ms(3_000),
+            Some(ms(7_000)),
+            vec![app("perf", sim::apps::perf::KIND, serde_json::Map::new())],
+            (1_000, 200),
+        );
+        assert_eq!(MediaReport::of(&call.apps[0]), Some(media));
+
+        // Bytes in tick k, by the stretch it falls in.
+        let media_bytes = |k: u64| match k {
+            0..=30 => 12_500,
+            31..=50 => 10_000,
+            51..=60 => 1_250,
+            61..=70 => 3_750,
+            _ => 6_250,
+        };
+        let bulk_bytes = |k: u64| match k {
+            0..=10 => 0,
+            11..=30 => 25_000,
+            31..=50 => 12_500,
+            51..=70 => 0,
+            _ => 5_000,
+        };
+        let ours_ip_bytes = |k: u64| match k {
+            0..=10 => 13_000,
+            11..=30 => 39_000,
+            31..=50 => 24_000,
+            51..=60 => 2_000,
+            61..=70 => 4_500,
+            _ => 12_000,
+        };
+        let download_ip_bytes = |k: u64| match k {
+            31..=50 => 24_000,
+            51..=60 => 10_500,
+            61..=70 => 8_000,
+            _ => 0,
+        };
+        let (mut media_total, mut bulk_total, mut ours_ip, mut download_ip) = (0, 0, 0, 0);
+        let (mut samples, mut app_samples, mut link_samples) = (Vec::new(), Vec::new(), Vec::new());
+        for k in 1..=100 {
+            let t = ms(100 * k);
+            media_total += media_bytes(k);
+            bulk_total += bulk_bytes(k);
+            ours_ip += ours_ip_bytes(k);
+            download_ip += download_ip_bytes(k);
+            samples.push(sample(t, 0, ours_ip));
+            // The download is sampled from its start.
+            if t >= download.start {
+                samples.push(sample(t, 1, download_ip));
+            }
+            for (app, delivered_bytes) in [media_total, bulk_total].into_iter().enumerate() {
+                app_samples.push(AppSample {
+                    t,
+                    flow: 0,
+                    app,
+                    delivered_bytes,
+                });
+            }
+            link_samples.push(LinkSample {
+                t,
+                forward_serialized_bytes: ours_ip + download_ip,
+            });
+        }
+        assert_eq!((media_total, bulk_total), (812_500, 900_000));
+        assert_eq!((ours_ip, download_ip), (1_815_000, 665_000));
+        let mut forward_link = LinkStats::default();
+        forward_link.serialized_bytes = ours_ip + download_ip;
+        let outcome = RunOutcome {
+            seed: 1,
+            end_time,
+            flows: vec![call, download],
+            samples,
+            app_samples,
+            link_samples,
+            forward_link,
+            return_link: LinkStats::default(),
+            forward_capacity_bits: link.capacity_bits(Duration::ZERO, end_time),
+            forward_queue_limit_bytes: u64::MAX,
+            datagrams: 0,
+            emulator_drops: sim::EmulatorDrops::default(),
+            emulator_lateness: None,
+        };
+        (outcome, link)
+    }
+
+    fn evaluated(outcome: &RunOutcome, link: &LinkConfig) -> Evaluation {
+        evaluate(outcome, link).expect("the run carries media and bulk")
+    }
+
+    #[test]
+    fn each_capacity_step_counts_its_frames_and_those_after_the_settle_time() {
+        let (outcome, link) = media_bulk_run();
+        let periods = evaluated(&outcome, &link).periods;
+        assert_eq!(periods.len(), 2);
+        let counts = |p: &PeriodEvaluation| {
+            (
+                p.frames,
+                p.late_frames,
+                p.settled_frames,
+                p.settled_late_frames,
+            )
+        };
+        // [0, 5 s): frames 0–49 (captured 0.05–4.95 s), 5 and 30 late; settled from 2 s:
+        // 20–49, 30 late.
+        assert_eq!(counts(&periods[0]), (50, 2, 30, 1));
+        // [5, 10 s): frames 50–95; 96–99, captured at or after 10 s − 400 ms = 9.6 s, are
+        // left out whether they arrived (96–98) or not (99): the run ended before their
+        // deadline. Late: 55 and 80 (lost), 85. Settled from 7 s: 70–95, 80 and 85 late.
+        assert_eq!(counts(&periods[1]), (46, 3, 26, 2));
+    }
+
+    #[test]
+    fn each_capacity_step_reads_its_rates_off_the_samples_over_the_step_and_once_settled() {
+        let (outcome, link) = media_bulk_run();
+        let periods = evaluated(&outcome, &link).periods;
+        let (first, second) = (&periods[0], &periods[1]);
+        assert_eq!(
+            (first.start_s, first.end_s, first.capacity_bps),
+            (0.0, 5.0, 4e6)
+        );
+        assert_eq!(
+            (second.start_s, second.end_s, second.capacity_bps),
+            (5.0, 10.0, 1e6)
+        );
+        assert_eq!((first.media_rate_bps, second.media_rate_bps), (1e6, 1e6));
+        // A drop: no ramp to measure.
+        assert_eq!((first.ramp_s, second.ramp_s), (None, None));
+        // 1 870 000 B × 8 ÷ (4 Mbit/s × 5 s) = 14.96 ÷ 20 = 0.748;
+        // (2 480 000 − 1 870 000) B × 8 ÷ (1 Mbit/s × 5 s) = 4.88 ÷ 5 = 0.976.
+        assert_close(first.utilization.unwrap(), 0.748, "utilization, first");
+        assert_close(second.utilization.unwrap(), 0.976, "utilization, second");
+
+        // Media: 575 000 B × 8 ÷ 5 s = 920 kbit/s; settled (575 000 − 250 000) B × 8 ÷ 3 s
+        // = 2.6 Mbit ÷ 3 s.
+        assert_close(first.media_goodput_bps, 920_000.0, "media, first");
+        assert_close(
+            first.settled_media_goodput_bps,
+            2_600_000.0 / 3.0,
+            "settled media, first",
+        );
+        // (812 500 − 575 000) B × 8 ÷ 5 s = 380 kbit/s; settled 187 500 B × 8 ÷ 3 s
+        // = 500 kbit/s.
+        assert_close(second.media_goodput_bps, 380_000.0, "media, second");
+        assert_close(
+            second.settled_media_goodput_bps,
+            500_000.0,
+            "settled media, second",
+        );
+        // Written: 30 buckets × 12 500 B × 8 ÷ 3 s = 1 Mbit/s; 30 × 6 250 B × 8 ÷ 3 s
+        // = 500 kbit/s.
+        assert_close(first.settled_media_sent_bps.unwrap(), 1e6, "sent, first");
+        assert_close(second.settled_media_sent_bps.unwrap(), 5e5, "sent, second");
+        // Bulk: 750 000 B × 8 ÷ 5 s = 1.2 Mbit/s; 150 000 B × 8 ÷ 5 s = 240 kbit/s.
+        assert_close(first.bulk_goodput_bps, 1_200_000.0, "bulk, first");
+        assert_close(second.bulk_goodput_bps, 240_000.0, "bulk, second");
+    }
+
+    #[test]
+    fn while_competed_the_media_is_judged_against_the_lower_of_its_rate_and_our_fair_share() {
+        let (outcome, link) = media_bulk_run();
+        let periods = evaluated(&outcome, &link).periods;
+        let (first, second) = (&periods[0], &periods[1]);
+        // The download runs 3–7 s: the last 2 s of the first step, the first 2 s of the
+        // second.
+        assert_eq!((first.competed_s, second.competed_s), (2.0, 2.0));
+        // Our IP bytes, 3–5 s: 20 × 24 000 = 480 000 B × 8 ÷ (4 Mbit/s × 2 s) = 0.48.
+        assert_close(first.ours_share.unwrap(), 0.48, "share, first");
+        // 5–7 s: 10 × 2 000 + 10 × 4 500 = 65 000 B × 8 ÷ (1 Mbit/s × 2 s) = 0.26.
+        assert_close(second.ours_share.unwrap(), 0.26, "share, second");
+        // One flow of ours next to one download: our fair share is half the capacity.
+        // 3–5 s: media 200 000 B × 8 ÷ 2 s = 800 kbit/s against min(1 Mbit/s nominal,
+        // 4 Mbit/s × 1 ÷ 2 = 2 Mbit/s) = 1 Mbit/s: 0.8.
+        assert_close(first.media_fair_ratio.unwrap(), 0.8, "fair ratio, first");
+        // 5–7 s: media 50 000 B × 8 ÷ 2 s = 200 kbit/s against min(1 Mbit/s,
+        // 1 Mbit/s × 1 ÷ 2 = 500 kbit/s) = 500 kbit/s: 0.4.
+        assert_close(second.media_fair_ratio.unwrap(), 0.4, "fair ratio, second");
+    }
+
+    #[test]
+    fn without_a_competitor_no_step_has_a_share_a_fair_ratio_or_a_competition() {
+        let (mut outcome, link) = media_bulk_run();
+        outcome.flows.truncate(1);
+        outcome.samples.retain(|s| s.flow == 0);
+        let evaluation = evaluated(&outcome, &link);
+        for period in &evaluation.periods {
+            assert_eq!(
+                (
+                    period.competed_s,
+                    period.ours_share,
+                    period.media_fair_ratio
+                ),
+                (0.0, None, None)
+            );
+        }
+        assert_eq!(evaluation.competition, None);
+    }
+
+    #[test]
+    fn the_competition_share_counts_the_capacity_of_each_step_it_spans() {
+        let (outcome, link) = media_bulk_run();
+        let competition = evaluated(&outcome, &link).competition.unwrap();
+        assert_eq!((competition.from_s, competition.to_s), (3.0, 7.0));
+        // Our IP bytes 3–7 s: 480 000 + 65 000 = 545 000 B = 4.36 Mbit, against 4 Mbit/s ×
+        // 2 s + 1 Mbit/s × 2 s = 10 Mbit: 0.436 (at either rate alone: 0.2725 or 1.09).
+        assert_close(competition.ours_share, 0.436, "competition share");
+    }
+
+    #[test]
+    fn rfc8868_rates_run_from_the_first_capture_and_the_low_goodput_is_the_tenth_percentile() {
+        let (outcome, link) = media_bulk_run();
+        let rfc = evaluated(&outcome, &link).rfc8868;
+        // From the first capture at 50 ms to 10 s, 9.95 s: received 812 500 B × 8
+        // = 6.5 Mbit; written half of bucket 0 (6 250 B) + 49 × 12 500 + 50 × 6 250
+        // = 931 250 B = 7.45 Mbit.
+        assert_close(rfc.media_goodput_bps, 6_500_000.0 / 9.95, "media goodput");
+        assert_close(
+            rfc.media_sent_bps.unwrap(),
+            7_450_000.0 / 9.95,
+            "media sent",
+        );
+        // Bulk over the whole run: 900 000 B × 8 ÷ 10 s.
+        assert_close(rfc.bulk_goodput_bps, 720_000.0, "bulk goodput");
+        // The 200 ms windows ending at 0.3–10 s (98 of them, the first full one after the
+        // first capture): 28 at 1 Mbit/s, 900 kbit/s, 19 at 800 kbit/s, 450 kbit/s, 9 at
+        // 100 kbit/s (5.2–6 s), 200 kbit/s (ending 6.1 s: 1 250 + 3 750 B), 9 at 300 kbit/s,
+        // 400 kbit/s, 29 at 500 kbit/s. Nearest rank ⌈0.1 × 98⌉ = 10: 200 kbit/s.
+        assert_close(rfc.media_goodput_low_bps, 200_000.0, "low goodput");
+        // 97 frames arrived (0–98 less 55 and 80): 94 in 100 ms, then 450, 500, 600 ms.
+        // p95: rank ⌈92.15⌉ = 93; p99: rank ⌈96.03⌉ = 97, the largest.
+        assert_close(rfc.frame_delay_ms.p50, 100.0, "p50");
+        assert_close(rfc.frame_delay_ms.p95, 100.0, "p95");
+        assert_close(rfc.frame_delay_ms.p99, 600.0, "p99");
+        assert_close(rfc.frame_delay_ms.max, 600.0, "max");
+    }
+
+    #[test]
+    fn a_late_keyframe_makes_the_on_time_frames_after_it_undecodable_but_not_late() {
+        let (outcome, link) = media_bulk_run();
+        let rfc = evaluated(&outcome, &link).rfc8868;
+        // 96 frames count (0–95); 5 missed their deadline (5, 30, 55, 80, 85).
+        assert_close(rfc.late_share, 5.0 / 96.0, "late share");
+        // Of the 91 on time, 31–39 follow the late keyframe 30 and 81–84, 86–89 the lost
+        // keyframe 80: 91 − 9 − 8 = 74 decodable.
+        assert_close(rfc.decodable_share, 74.0 / 96.0, "decodable share");
+    }
+
+    #[test]
+    fn the_loss_share_counts_only_our_senders_and_utilization_the_scheduled_capacity() {
+        let (outcome, link) = media_bulk_run();
+        let rfc = evaluated(&outcome, &link).rfc8868;
+        // 30 lost of 2 000 sent; the download's 200 of 1 000 are not ours.
+        assert_close(rfc.loss_share, 0.015, "loss share");
+        // 2 480 000 B × 8 = 19.84 Mbit of 4 Mbit/s × 5 s + 1 Mbit/s × 5 s = 25 Mbit.
+        assert_close(rfc.utilization, 0.7936, "utilization");
+    }
+
+    // The two tests below hold the documented behaviour where the code departs from it
+    // (found writing the tests above); they run with `-- --ignored` and fail until it is
+    // settled which of the two to change.
+
+    #[test]
+    #[ignore = "bug: a step's competition spans its competitors' gaps and counts them all at once"]
+    fn a_gap_between_two_competitors_is_not_time_competed() {
+        let (mut outcome, link) = media_bulk_run();
+        // A second download, 8–9 s: in the second step competitors ran 5–7 s and 8–9 s.
+        let mut again = outcome.flows[1].clone();
+        again.name = "download 2".into();
+        again.start = ms(8_000);
+        again.ended_at = Some(ms(9_000));
+        outcome.flows.push(again);
+        let second = evaluated(&outcome, &link).periods.remove(1);
+        // Seconds during which a competitor ran: 2 + 1 (the code: 5–9 s, 4).
+        assert_eq!(second.competed_s, 3.0);
+        // Our IP bytes then: 65 000 + 10 × 12 000 = 185 000 B × 8 ÷ (1 Mbit/s × 3 s)
+        // (the code: 305 000 B over 4 s, 0.61).
+        assert_close(second.ours_share.unwrap(), 1.48 / 3.0, "share");
+        // Media then: 50 000 + 10 × 6 250 = 112 500 B × 8 ÷ 3 s = 300 kbit/s; one flow of
+        // ours and one download running at any time, a fair share of 500 kbit/s: 0.6 (the
+        // code: 175 000 B over 4 s = 350 kbit/s against 1 Mbit/s × 1 ÷ 3, 1.05).
+        assert_close(second.media_fair_ratio.unwrap(), 0.6, "fair ratio");
+    }
+
+    #[test]
+    #[ignore = "bug: the fair share counts every flow of ours in the run, running or not"]
+    fn the_fair_share_counts_only_our_flows_that_are_running() {
+        let (mut outcome, link) = media_bulk_run();
+        // A flow of ours whose bulk ended at 1 s, before the download started.
+        let mut done = outcome.flows[0].clone();
+        done.name = "done".into();
+        done.apps = vec![app("bulk", sim::apps::bulk::KIND, serde_json::Map::new())];
+        done.ended_at = Some(ms(1_000));
+        outcome.flows.push(done);
+        let second = evaluated(&outcome, &link).periods.remove(1);
+        // 5–7 s: "call" and the download run, a fair share of 1 Mbit/s × 1 ÷ 2: media
+        // 200 kbit/s ÷ 500 kbit/s = 0.4 (the code: 1 Mbit/s × 2 ÷ 3, 0.3).
+        assert_close(second.media_fair_ratio.unwrap(), 0.4, "fair ratio");
     }
 }
