@@ -102,7 +102,11 @@ fn periods_follow_the_schedule_and_add_up() {
         let utilization = period.utilization.unwrap();
         // A packet whose serialization straddles a boundary counts in the period it ends in:
         // one packet (1.5 kB) over a 10 s period is 0.1 % at 1 Mbit/s.
-        assert!(utilization > 0.0 && utilization <= 1.002, "{utilization}");
+        // The balancer keeps the link busy with media and bulk (92 % and 99 % at seed 1; issue
+        // 24 asks 90 % where capacity is plentiful) ...
+        assert!(utilization >= 0.9, "{utilization}");
+        // ... and never more than the link carries.
+        assert!(utilization <= 1.002, "{utilization}");
         // Application goodput cannot exceed what the link serialized.
         let goodput: f64 = period.apps.values().map(|a| a.goodput_bps).sum();
         assert!(
@@ -231,7 +235,8 @@ fn the_evaluation_agrees_with_the_periods_and_times_the_rise() {
     let (before, after) = (&evaluation.periods[0], &evaluation.periods[1]);
     assert_eq!(before.ramp_s, None, "the first period is no rise");
     let ramp = after.ramp_s.unwrap().unwrap();
-    assert!(ramp > 0.0 && ramp < 5.0, "ramp {ramp}");
+    // Issue 24's bound for a rise: 3 s + 3 base RTTs (50 ms here); 0.8 s at seed 1.
+    assert!(ramp > 0.0 && ramp <= 3.15, "ramp {ramp}");
     // At 4 Mbit/s the media is served: what it sends arrives (within a frame or two).
     let sent = after.settled_media_sent_bps.unwrap();
     assert!(
