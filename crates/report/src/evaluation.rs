@@ -680,17 +680,8 @@ mod tests {
         Sample {
             t,
             flow,
-            delivered_bytes: 0,
             received_ip_bytes,
-            cwnd_bytes: 0,
-            in_flight_bytes: 0,
-            srtt: Duration::ZERO,
-            min_rtt: Duration::ZERO,
-            lost_packets: 0,
-            queue_forward_bytes: 0,
-            queue_return_bytes: 0,
-            queue_forward_mean_bytes: 0,
-            queue_return_mean_bytes: 0,
+            ..Sample::default()
         }
     }
 

@@ -157,18 +157,8 @@ mod tests {
     fn sample(t_ms: u64, bytes: u64) -> Sample {
         Sample {
             t: Duration::from_millis(t_ms),
-            flow: 0,
             delivered_bytes: bytes,
-            received_ip_bytes: 0,
-            cwnd_bytes: 0,
-            in_flight_bytes: 0,
-            srtt: Duration::ZERO,
-            min_rtt: Duration::ZERO,
-            lost_packets: 0,
-            queue_forward_bytes: 0,
-            queue_return_bytes: 0,
-            queue_forward_mean_bytes: 0,
-            queue_return_mean_bytes: 0,
+            ..Sample::default()
         }
     }
 

@@ -189,7 +189,7 @@ pub struct LinkSample {
 }
 
 /// One row of the per-flow time series.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Sample {
     /// Sample time since the start of the run.
     pub t: Duration,
