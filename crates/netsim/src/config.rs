@@ -340,6 +340,16 @@ impl LinkConfig {
                  extra delay, add it to delay)"
                     .into(),
             )),
+            // A jitter that varies nothing is a mistake the same way: say what to write.
+            JitterDistribution::Uniform { min, max } if min == max => Err(invalid(format!(
+                "uniform jitter needs min ({min:?}) < max ({max:?}) (for a constant extra \
+                 delay, add it to delay; for none, leave jitter out)"
+            ))),
+            JitterDistribution::Exponential { mean } if mean.is_zero() => Err(invalid(
+                "exponential jitter needs a mean greater than zero (for no jitter, leave \
+                 jitter out)"
+                    .into(),
+            )),
             _ => Ok(()),
         }
     }
@@ -415,7 +425,9 @@ impl LossModel {
 }
 
 impl LinkConfig {
-    /// Checks rates, probabilities, RED thresholds and schedule order; `field` names the link.
+    /// Checks rates, probabilities, RED thresholds (finite, 0 ≤ min < max), jitter (one that
+    /// varies the delay), and schedule order (strictly increasing times); `field` names the
+    /// link.
     pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
         if self.rate_bps == 0 {
             return Err(ConfigError::ZeroRate {
@@ -440,6 +452,19 @@ impl LinkConfig {
         }
         if let Aqm::Red(red) = self.aqm {
             let field = format!("{field}.red");
+            for (key, value) in [
+                ("min", red.min_threshold_packets),
+                ("max", red.max_threshold_packets),
+            ] {
+                if !value.is_finite() {
+                    return Err(ConfigError::Invalid {
+                        field: format!("{field}.{key}"),
+                        problem: format!(
+                            "threshold must be a finite number of packets, got {value}"
+                        ),
+                    });
+                }
+            }
             if !(red.min_threshold_packets >= 0.0
                 && red.max_threshold_packets > red.min_threshold_packets)
             {
@@ -469,10 +494,15 @@ impl LinkConfig {
         let mut previous = Duration::ZERO;
         for (i, step) in self.schedule.iter().enumerate() {
             let field = format!("{field}.schedule[{i}]");
-            if step.at < previous {
+            // Two steps at one time would leave which one holds to the order they are listed in.
+            if i > 0 && step.at <= previous {
                 return Err(ConfigError::Invalid {
                     field: format!("{field}.at"),
-                    problem: "schedule steps must be in time order".into(),
+                    problem: format!(
+                        "schedule steps must be in strictly increasing time order ({:?} is not \
+                         after the previous step's {previous:?}; merge steps at one time into one)",
+                        step.at
+                    ),
                 });
             }
             previous = step.at;

@@ -673,6 +673,70 @@ fn syntax_error_names_the_file() {
     assert!(err.to_string().starts_with("case.toml: "), "{err}");
 }
 
+// ---- limits and consistency (an audit of bad input) --------------------------------------
+
+/// Only steps going back in time were rejected; two at one time left which holds to the order
+/// they were listed in.
+#[test]
+fn schedule_steps_at_the_same_time_are_rejected() {
+    let m = fails(
+        BASE,
+        &[
+            r#"path.forward.schedule=[{ at = "1s", rate = "5Mbit" }, { at = "1s", rate = "1Mbit" }]"#,
+        ],
+        "path.forward.schedule[1].at",
+    );
+    assert!(m.contains("strictly increasing"), "{m}");
+    // A first step at 0 s is still fine.
+    load(
+        BASE,
+        &[r#"path.return.schedule=[{ at = "0s", rate = "1Mbit" }, { at = "1s", rate = "2Mbit" }]"#],
+    )
+    .unwrap();
+}
+
+/// `red = { min = 5, max = inf }` was accepted (an infinite `weight` was not).
+#[test]
+fn red_thresholds_must_be_finite() {
+    let red = |text: &str| format!("{BASE}\n[path.return.red]\n{text}\n");
+    for (text, field) in [
+        ("min = 5\nmax = inf", "path.return.red.max"),
+        ("min = inf\nmax = inf", "path.return.red.min"),
+        ("min = nan\nmax = 15", "path.return.red.min"),
+        ("min = 5\nmax = -inf", "path.return.red.max"),
+    ] {
+        let m = fails(&red(text), &["path.return.aqm=red"], field);
+        assert!(m.contains("finite"), "{m}");
+    }
+}
+
+/// An exponential `mean = "0ms"` and a uniform `min = max` were accepted while a normal
+/// `stddev = "0ms"` was rejected.
+#[test]
+fn a_jitter_that_varies_nothing_is_rejected_with_a_hint() {
+    for jitter in [
+        r#"{ distribution = "exponential", mean = "0ms" }"#,
+        r#"{ distribution = "uniform", min = "0ms", max = "0ms" }"#,
+        r#"{ distribution = "uniform", min = "5ms", max = "5ms" }"#,
+        r#"{ distribution = "normal", mean = "5ms", stddev = "0ms" }"#,
+    ] {
+        let m = fails(
+            BASE,
+            &[&format!("path.forward.jitter={jitter}")],
+            "path.forward.jitter",
+        );
+        assert!(
+            m.contains("add it to delay") || m.contains("leave jitter out"),
+            "{jitter}: {m}"
+        );
+    }
+    load(
+        BASE,
+        &[r#"path.forward.jitter={ distribution = "normal", mean = "0ms", stddev = "1ms" }"#],
+    )
+    .unwrap();
+}
+
 // ---- unknown keys ------------------------------------------------------------------------
 
 #[test]
