@@ -155,9 +155,13 @@ pub fn serialization_time(bytes: u64, rate_bps: u64) -> Duration {
     Duration::from_nanos(nanos as u64)
 }
 
-/// Bandwidth-delay product in bytes.
+/// Bandwidth-delay product in bytes (rounded down), [`u64::MAX`] where it does not fit.
 pub fn bdp_bytes(rate_bps: u64, rtt: Duration) -> u64 {
-    (u128::from(rate_bps) * rtt.as_nanos() / (8 * NANOS_PER_SEC)) as u64
+    u128::from(rate_bps)
+        .checked_mul(rtt.as_nanos())
+        .map_or(u64::MAX, |bits_nanos| {
+            u64::try_from(bits_nanos / (8 * NANOS_PER_SEC)).unwrap_or(u64::MAX)
+        })
 }
 
 impl<P> Link<P> {

@@ -76,6 +76,17 @@ fn serialization_time_and_bdp_helpers() {
     assert_eq!(bdp_bytes(10_000_000, MS(500)), 625_000);
 }
 
+/// Audit finding: the product was cast to u64, so a BDP past u64::MAX bytes wrapped to a small
+/// buffer (and rate × RTT past u128 overflowed).
+#[test]
+fn a_bdp_too_large_for_u64_saturates_instead_of_wrapping() {
+    // 10 Tbit/s × 730 days ≈ 7.9e19 bytes > u64::MAX.
+    let two_years = Duration::from_secs(2 * 365 * 24 * 3600);
+    assert_eq!(bdp_bytes(10_000_000_000_000, two_years), u64::MAX);
+    assert_eq!(bdp_bytes(u64::MAX, Duration::MAX), u64::MAX);
+    assert_eq!(bdp_bytes(u64::MAX, Duration::ZERO), 0);
+}
+
 // ---- buffer --------------------------------------------------------------------------------
 
 #[test]

@@ -18,9 +18,13 @@ pub const MIN_MTU_BYTES: u32 = 1200 + IP_UDP_HEADER_BYTES;
 /// a packet is at most 65 535 bytes and the QUIC datagram in it at most 65 507.
 pub const MAX_MTU_BYTES: u32 = 65_535;
 
-/// Bandwidth-delay product in bytes (rounded down).
+/// Bandwidth-delay product in bytes (rounded down), [`u64::MAX`] where it does not fit.
 pub fn bdp_bytes(rate_bps: u64, rtt: Duration) -> u64 {
-    (u128::from(rate_bps) * rtt.as_nanos() / (8 * 1_000_000_000)) as u64
+    u128::from(rate_bps)
+        .checked_mul(rtt.as_nanos())
+        .map_or(u64::MAX, |bits_nanos| {
+            u64::try_from(bits_nanos / (8 * 1_000_000_000)).unwrap_or(u64::MAX)
+        })
 }
 
 /// A satellite path as its user knows it, seen from the server: **forward** is server → client
@@ -243,6 +247,15 @@ mod tests {
         assert_eq!(bdp_bytes(10_000_000, GEO), 750_000);
         // Rounded down: 1 bit/s × 1 s = 0.125 bytes.
         assert_eq!(bdp_bytes(1, Duration::from_secs(1)), 0);
+    }
+
+    /// Audit finding: rate × RTT overflowed u128 (a panic in debug builds) and a BDP above
+    /// u64::MAX wrapped on the cast.
+    #[test]
+    fn a_bdp_too_large_for_u64_saturates() {
+        assert_eq!(bdp_bytes(u64::MAX, Duration::MAX), u64::MAX);
+        let two_years = Duration::from_secs(2 * 365 * 24 * 3600);
+        assert_eq!(bdp_bytes(10_000_000_000_000, two_years), u64::MAX);
     }
 
     #[test]

@@ -146,14 +146,21 @@ impl TransportSettings {
     /// `SatellitePath` methods that build quinn configurations call it).
     pub fn for_path(path: &SatellitePath) -> Self {
         let rtt = path.rtt;
-        let download_window =
-            2 * (bdp_bytes(path.forward_peak_rate_bps(), rtt) + path.forward_buffer_bytes());
-        let upload_window =
-            2 * (bdp_bytes(path.return_peak_rate_bps(), rtt) + path.return_buffer_bytes());
+        // Saturating: a path that fails `check`, or a huge buffer, must not overflow (windows
+        // are clamped to QUIC's varint range in `to_quinn` anyway).
+        let window = |bdp: u64, buffer: u64| bdp.saturating_add(buffer).saturating_mul(2);
+        let download_window = window(
+            bdp_bytes(path.forward_peak_rate_bps(), rtt),
+            path.forward_buffer_bytes(),
+        );
+        let upload_window = window(
+            bdp_bytes(path.return_peak_rate_bps(), rtt),
+            path.return_buffer_bytes(),
+        );
         let largest = download_window
             .max(WINDOW_FLOOR_BYTES)
             .max(upload_window.max(WINDOW_FLOOR_BYTES));
-        let max_datagram_bytes = u64::from(path.mtu_bytes);
+        let max_datagram_bytes = u64::from(path.mtu_bytes).max(1);
         let thinning = |data_rate_bps: u64, reverse_rate_bps: u64| {
             let bdp_packets = bdp_bytes(data_rate_bps, rtt) / max_datagram_bytes;
             let window_cap = (bdp_packets / MIN_ACKS_PER_BDP).saturating_sub(1);
@@ -168,8 +175,8 @@ impl TransportSettings {
             stream_receive_window_bytes: largest,
             receive_window_bytes: largest.max(15_000_000),
             send_window_bytes: largest.max(10_000_000),
-            initial_mtu_bytes: (path.mtu_bytes - IP_UDP_HEADER_BYTES).min(u32::from(u16::MAX))
-                as u16,
+            initial_mtu_bytes: (path.mtu_bytes.saturating_sub(IP_UDP_HEADER_BYTES))
+                .min(u32::from(u16::MAX)) as u16,
             server_ack_eliciting_threshold,
             client_ack_eliciting_threshold,
             max_ack_delay: (server_ack_eliciting_threshold.is_some()
@@ -287,6 +294,37 @@ mod tests {
         assert_eq!(s.server_ack_eliciting_threshold, Some(64));
         assert_eq!(s.client_ack_eliciting_threshold, None);
         assert_eq!(s.max_ack_delay, Some(ACK_STALL_WORKAROUND_MAX_ACK_DELAY));
+    }
+
+    /// Audit finding: 2 × (BDP + buffer) overflowed (a panic in debug builds, a wrapped,
+    /// tiny window in release) for a large buffer; this is a public library, so no input may
+    /// panic, a path that fails `check` included.
+    #[test]
+    fn windows_saturate_instead_of_overflowing() {
+        let path = SatellitePath::new(u64::MAX, u64::MAX, Duration::MAX)
+            .with_buffers(u64::MAX, u64::MAX)
+            .with_peak_rates(u64::MAX, u64::MAX);
+        let s = TransportSettings::for_path(&path);
+        assert_eq!(s.stream_receive_window_bytes, u64::MAX);
+        assert_eq!(s.receive_window_bytes, u64::MAX);
+        assert_eq!(s.send_window_bytes, u64::MAX);
+        // A buffer near u64::MAX on an ordinary path: the sum alone overflowed.
+        let path = SatellitePath::new(10_000_000, 1_000_000, Duration::from_millis(600))
+            .with_buffers(u64::MAX - 1, 100_000);
+        assert_eq!(
+            TransportSettings::for_path(&path).stream_receive_window_bytes,
+            u64::MAX
+        );
+        // Invalid MTUs (which `check` refuses) do not divide by zero or underflow.
+        for mtu in [0, 1, 27] {
+            let path =
+                SatellitePath::new(10_000_000, 1_000_000, Duration::from_millis(600)).with_mtu(mtu);
+            assert_eq!(TransportSettings::for_path(&path).initial_mtu_bytes, 0);
+        }
+        // And the quinn configuration clamps the windows to QUIC's varint range.
+        let path = SatellitePath::new(u64::MAX, u64::MAX, Duration::MAX);
+        let factory = Arc::new(hybla::HyblaConfig::default());
+        let _ = TransportSettings::for_path(&path).to_quinn(Side::Server, factory);
     }
 
     #[test]
