@@ -75,6 +75,9 @@ pub enum IdealError {
     Plot(#[from] PlotError),
 }
 
+/// The ideal channel: 1 Gbit/s each way with a buffer that never fills. 1 GiB, the largest a
+/// scenario may state, is 14 BDP at 600 ms; the queue peaks at 27 kB within the default 30 s
+/// horizon (RTT 600 ms), where the window is 43 MB, below one BDP.
 fn scenario(rtt: Duration, horizon: Duration, cc_params: &str) -> Result<Scenario, ScenarioError> {
     let half_ms = rtt.as_secs_f64() * 1e3 / 2.0;
     // Run long enough for `horizon` of transmission after the handshake and the request.
@@ -86,11 +89,11 @@ duration = "{duration_ms}ms"
 [path.forward]
 rate = "1Gbit"
 delay = "{half_ms}ms"
-queue = "2000MB"
+queue = "1GiB"
 [path.return]
 rate = "1Gbit"
 delay = "{half_ms}ms"
-queue = "2000MB"
+queue = "1GiB"
 [[flow]]
 name = "bulk"
 cc = "hybla"
