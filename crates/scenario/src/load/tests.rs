@@ -737,6 +737,13 @@ fn a_jitter_that_varies_nothing_is_rejected_with_a_hint() {
     .unwrap();
 }
 
+/// `duration = "0.4ns"` was "must be greater than zero".
+#[test]
+fn a_duration_that_rounds_to_zero_is_reported_as_such() {
+    let m = fails(BASE, &["duration=0.4ns"], "duration");
+    assert!(m.contains("rounds to zero at the 1 ns resolution"), "{m}");
+}
+
 // ---- unknown keys ------------------------------------------------------------------------
 
 #[test]

@@ -38,7 +38,8 @@ impl Quantity {
             Quantity::Size => "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB; B means bytes",
             Quantity::Probability => "%",
             Quantity::Queue => {
-                "bdp, pkt, packets, a size unit such as kB, MB, KiB, or a time unit such as ms, s"
+                "bdp, pkt, packets, a size unit (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB) or a time \
+                 unit (ns, us, ms, s, min, h)"
             }
         }
     }

@@ -16,7 +16,7 @@
 //! | duration | `ns`, `us`, `ms`, `s`, `min`, `h` | [`Duration`](std::time::Duration) |
 //! | size | `B`, `kB`/`KB`, `MB`, `GB`, `TB` (decimal, 10³ steps, as in the draft-kuhn-quic-4-sat objectives) and `KiB`, `MiB`, `GiB`, `TiB` (binary, 2¹⁰ steps) | bytes |
 //! | probability | `%` only | fraction 0..=1 |
-//! | queue | `bdp`, `pkt`/`packets`, or a size | [`QueueLimit`](netsim::QueueLimit) |
+//! | queue | `bdp`, `pkt`/`packets`, a size or a duration | [`QueueLimit`](netsim::QueueLimit) |
 //!
 //! Inside: `parse` holds the parsers, `decimal` the exact decimal numbers they read, `error`
 //! what a string was expected to hold and why it was rejected, and `de` the serde helpers.

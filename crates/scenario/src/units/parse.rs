@@ -97,44 +97,60 @@ fn suggest_bit_rate(value: Decimal, byte_multiplier: u128) -> String {
 /// year is far beyond any satellite delay or experiment and keeps every sum of durations safe.
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
-/// Parses a duration: `"250ms"`, `"1.5s"`, `"300s"`, `"10us"`, `"2min"`, `"0s"`.
-///
-/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `min`, `h`; a bare `m` is rejected as ambiguous.
-/// Results are exact to the nanosecond (finer digits are rounded). Negative values are
-/// rejected with "negative duration", values beyond [`MAX_DURATION`] as out of range.
-pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
-    const Q: Quantity = Quantity::Duration;
-    let (value, unit) = split_number(input, Q)?;
-    reject_negative(value, Q, input)?;
-    let nanos_per_unit: u128 = match unit {
-        "" => {
-            return Err(UnitError::MissingUnit {
-                quantity: Q,
-                input: input.to_owned(),
-            });
-        }
+/// Nanoseconds in one duration unit, or `None` if `unit` is not one: `ns`, `us` (`µs`), `ms`,
+/// `s`, `min`, `h`, case-sensitive (`MS` is no unit, `m` is ambiguous). Durations and queues
+/// stated in time share them.
+fn nanos_per_unit(unit: &str) -> Option<u128> {
+    Some(match unit {
         "ns" => 1,
         "us" | "µs" | "μs" => 1_000,
         "ms" => 1_000_000,
         "s" => 1_000_000_000,
         "min" => 60_000_000_000,
         "h" => 3_600_000_000_000,
-        _ => {
-            return Err(UnitError::UnknownUnit {
-                quantity: Q,
-                input: input.to_owned(),
-                unit: unit.to_owned(),
-            });
-        }
-    };
+        _ => return None,
+    })
+}
+
+/// Parses a duration: `"250ms"`, `"1.5s"`, `"300s"`, `"10us"`, `"2min"`, `"0s"`.
+///
+/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `min`, `h`; a bare `m` is rejected as ambiguous.
+/// Results are exact to the nanosecond (finer digits are rounded; a value that is not zero but
+/// rounds to zero, `"0.4ns"`, is rejected). Negative values are rejected with "negative
+/// duration", values beyond [`MAX_DURATION`] as out of range.
+pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
+    parse_duration_as(input, Quantity::Duration)
+}
+
+fn parse_duration_as(input: &str, quantity: Quantity) -> Result<Duration, UnitError> {
+    let (value, unit) = split_number(input, quantity)?;
+    reject_negative(value, quantity, input)?;
+    if unit.is_empty() {
+        return Err(UnitError::MissingUnit {
+            quantity,
+            input: input.to_owned(),
+        });
+    }
+    let nanos_per_unit = nanos_per_unit(unit).ok_or_else(|| UnitError::UnknownUnit {
+        quantity,
+        input: input.to_owned(),
+        unit: unit.to_owned(),
+    })?;
     let nanos = value
         .times_rounded(nanos_per_unit)
-        .ok_or_else(|| too_large(Q, input))?;
-    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_large(Q, input))?;
+        .ok_or_else(|| too_large(quantity, input))?;
+    if nanos == 0 && value.mantissa != 0 {
+        return Err(UnitError::OutOfRange {
+            quantity,
+            input: input.to_owned(),
+            problem: "rounds to zero at the 1 ns resolution".into(),
+        });
+    }
+    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_large(quantity, input))?;
     let duration = Duration::new(secs, (nanos % 1_000_000_000) as u32);
     if duration > MAX_DURATION {
         return Err(UnitError::OutOfRange {
-            quantity: Q,
+            quantity,
             input: input.to_owned(),
             problem: "longer than 365 days (8760h), the most a scenario may state".into(),
         });
@@ -236,7 +252,8 @@ pub fn parse_probability(input: &str) -> Result<f64, UnitError> {
 
 /// Parses a bottleneck buffer limit: `"1bdp"`/`"0.5bdp"` (multiple of the bandwidth-delay
 /// product), `"50pkt"`/`"50packets"`/`"50 packets"` (packet count), a size such as `"100KB"`
-/// (bytes of IP packets), or a time such as `"300ms"` (that long of the link's rate).
+/// (bytes of IP packets), or a time such as `"300ms"` (that long of the link's rate, in any
+/// duration unit: `ns`, `us`, `ms`, `s`, `min`, `h`).
 ///
 /// Zero is accepted here; link validation rejects it naming the field.
 pub fn parse_queue(input: &str) -> Result<QueueLimit, UnitError> {
@@ -249,10 +266,10 @@ pub fn parse_queue(input: &str) -> Result<QueueLimit, UnitError> {
             input: input.to_owned(),
         }),
         "bdp" => Ok(QueueLimit::BdpMultiple(value.as_f64())),
-        "us" | "µs" | "ms" | "s" | "sec" | "min" => parse_duration(input).map(QueueLimit::Time),
         "pkt" | "pkts" | "packet" | "packets" => {
             whole(value, 1, Q, input, "packets").map(QueueLimit::Packets)
         }
+        _ if nanos_per_unit(unit).is_some() => parse_duration_as(input, Q).map(QueueLimit::Time),
         _ => parse_size_as(input, Q).map(QueueLimit::Bytes),
     }
 }
@@ -554,5 +571,62 @@ mod tests {
         let err = parse_queue("3 frames").unwrap_err();
         assert!(matches!(err, UnitError::UnknownUnit { .. }));
         assert!(err.to_string().starts_with("invalid queue"), "{err}");
+    }
+
+    /// Audit finding: a queue took `us`, `ms`, `s` and `min` but called `ns` and `h` an
+    /// "unknown unit" while its message offered "a time unit such as ms, s".
+    #[test]
+    fn a_queue_stated_in_time_takes_every_duration_unit() {
+        for (input, expected) in [
+            ("500000000ns", Duration::from_millis(500)),
+            ("500000us", Duration::from_millis(500)),
+            ("500µs", Duration::from_micros(500)),
+            ("0.5s", Duration::from_millis(500)),
+            ("0.01min", Duration::from_millis(600)),
+            ("0.0001h", Duration::from_millis(360)),
+        ] {
+            assert_eq!(
+                parse_queue(input),
+                Ok(QueueLimit::Time(expected)),
+                "{input}"
+            );
+        }
+        // Units are case-sensitive, as for durations; the message lists every one.
+        for input in ["1MS", "1 S", "1sec"] {
+            let err = parse_queue(input).unwrap_err();
+            assert!(
+                matches!(err, UnitError::UnknownUnit { .. }),
+                "{input}: {err}"
+            );
+            let message = err.to_string();
+            assert!(message.starts_with("invalid queue"), "{message}");
+            assert!(
+                message.contains("time unit (ns, us, ms, s, min, h)") && message.contains("GiB"),
+                "{message}"
+            );
+        }
+        // A time queue's errors speak of the queue.
+        let err = parse_queue("9000h").unwrap_err();
+        assert!(err.to_string().starts_with("invalid queue"), "{err}");
+    }
+
+    /// Audit finding: `duration = "0.4ns"` became zero and was reported as "must be greater
+    /// than zero", as if the file said zero.
+    #[test]
+    fn a_duration_that_rounds_to_zero_says_so() {
+        for input in ["0.4ns", "0.0000000001s"] {
+            let err = parse_duration(input).unwrap_err();
+            assert!(
+                matches!(err, UnitError::OutOfRange { .. }),
+                "{input}: {err}"
+            );
+            assert!(
+                err.to_string()
+                    .contains("rounds to zero at the 1 ns resolution"),
+                "{err}"
+            );
+        }
+        assert_eq!(parse_duration("0.5ns"), Ok(Duration::from_nanos(1)));
+        assert_eq!(parse_duration("0.000ns"), Ok(Duration::ZERO));
     }
 }
