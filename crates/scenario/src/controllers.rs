@@ -14,6 +14,12 @@ use crate::units;
 /// Controllers a flow may name in `cc` (or `--cc`), in the order help texts list them.
 pub const CONTROLLERS: [&str; 4] = ["newreno", "cubic", "bbr", "hybla"];
 
+/// Smallest `initial_window`, and smallest `initial_ssthresh` given as a size, any controller
+/// takes: two packets of QUIC's smallest datagram (1200 bytes, RFC 9000 §14). A window
+/// below one datagram never lets the connection send its first packet. A scenario also
+/// checks both against its own `mtu`: two full-size datagrams, RFC 9002's minimum window.
+pub const MIN_WINDOW_BYTES: u64 = 2 * 1200;
+
 /// A congestion controller with its validated parameters; `None` means quinn's (or Hybla's)
 /// default.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +116,16 @@ pub enum HyblaGrowth {
 }
 
 impl ControllerSpec {
+    /// The `initial_window` parameter, bytes, if given.
+    pub fn initial_window(&self) -> Option<u64> {
+        match self {
+            ControllerSpec::NewReno { initial_window, .. }
+            | ControllerSpec::Cubic { initial_window }
+            | ControllerSpec::Bbr { initial_window } => *initial_window,
+            ControllerSpec::Hybla(spec) => spec.initial_window,
+        }
+    }
+
     /// Whether the flow's next connection resumes from what this one measured (Hybla's
     /// `careful_resume`).
     pub fn careful_resume(&self) -> bool {
@@ -142,7 +158,7 @@ impl ControllerSpec {
             let mut window = None;
             for (key, value) in params {
                 match key.as_str() {
-                    "initial_window" => window = Some(size_param(&param_field(key), value)?),
+                    "initial_window" => window = Some(window_param(&param_field(key), value)?),
                     _ => return Err(unknown(key, "initial_window")),
                 }
             }
@@ -154,7 +170,7 @@ impl ControllerSpec {
                 for (key, value) in params {
                     match key.as_str() {
                         "initial_window" => {
-                            initial_window = Some(size_param(&param_field(key), value)?)
+                            initial_window = Some(window_param(&param_field(key), value)?)
                         }
                         "loss_reduction_factor" => {
                             loss_reduction_factor = Some(float_param(&param_field(key), value)?)
@@ -211,18 +227,40 @@ impl ControllerSpec {
     }
 }
 
-fn size_param(field: &str, value: &toml::Value) -> Result<u64, FieldError> {
+/// A window size in bytes: a size string (a bare number is missing its unit, as everywhere),
+/// at least [`MIN_WINDOW_BYTES`].
+fn window_param(field: &str, value: &toml::Value) -> Result<u64, FieldError> {
     let problem = |p: String| FieldError {
         field: field.to_owned(),
         problem: p,
     };
-    match value {
-        toml::Value::String(s) => units::parse_size(s).map_err(|e| problem(e.to_string())),
-        toml::Value::Integer(n) if *n > 0 => Ok(*n as u64),
-        other => Err(problem(format!(
-            "expected a size such as \"15KB\", got {other}"
-        ))),
+    let bytes = match value {
+        toml::Value::String(s) => units::parse_size(s).map_err(|e| problem(e.to_string()))?,
+        // The size parser words the missing unit ("missing unit, e.g. \"100MB\"").
+        toml::Value::Integer(n) => {
+            return Err(problem(match units::parse_size(&n.to_string()) {
+                Err(e) => e.to_string(),
+                Ok(_) => format!("expected a size such as \"15KB\", got {n}"),
+            }));
+        }
+        other => {
+            return Err(problem(format!(
+                "expected a size such as \"15KB\", got {other}"
+            )));
+        }
+    };
+    check_window_bytes(bytes).map_err(problem)?;
+    Ok(bytes)
+}
+
+fn check_window_bytes(bytes: u64) -> Result<(), String> {
+    if bytes < MIN_WINDOW_BYTES {
+        return Err(format!(
+            "{bytes} bytes is less than two packets of QUIC's smallest datagram (2 × 1200 = \
+             {MIN_WINDOW_BYTES} bytes)"
+        ));
     }
+    Ok(())
 }
 
 fn float_param(field: &str, value: &toml::Value) -> Result<f64, FieldError> {
@@ -289,9 +327,13 @@ fn hybla_spec(
                                     invalid(format!("{text:?}: expected e.g. \"32seg\" (γ ≥ 2)"))
                                 })?,
                         ),
-                        None => HyblaSsthresh::Bytes(units::parse_size(text).map_err(|e| {
-                            invalid(format!("{e}; or \"auto\", \"none\", \"32seg\""))
-                        })?),
+                        None => {
+                            let bytes = units::parse_size(text).map_err(|e| {
+                                invalid(format!("{e}; or \"auto\", \"none\", \"32seg\""))
+                            })?;
+                            check_window_bytes(bytes).map_err(invalid)?;
+                            HyblaSsthresh::Bytes(bytes)
+                        }
                     },
                 });
             }
@@ -330,7 +372,7 @@ fn hybla_spec(
                     }
                 });
             }
-            "initial_window" => spec.initial_window = Some(size_param(&field, value)?),
+            "initial_window" => spec.initial_window = Some(window_param(&field, value)?),
             "loss_reduction_factor" => {
                 spec.loss_reduction_factor = Some(float_param(&field, value)?)
             }
@@ -346,6 +388,23 @@ fn hybla_spec(
                 return Err(invalid(
                     "unknown parameter for hybla; allowed: rtt0, initial_ssthresh, growth, competing, classifier, initial_window, loss_reduction_factor, base_rtt_window, careful_resume".into(),
                 ));
+            }
+        }
+    }
+    // The published rules have no pipe, no competing mode and no loss classifier: these
+    // parameters would be ignored.
+    if spec.growth == Some(HyblaGrowth::Seed) {
+        for (key, given) in [
+            ("competing", spec.competing.is_some()),
+            ("classifier", spec.classifier.is_some()),
+        ] {
+            if given {
+                return Err(FieldError {
+                    field: param_field(key),
+                    problem: "applies only to growth = \"pipe-aware\" (the default); growth = \
+                              \"seed\" follows the published rules, which ignore it"
+                        .into(),
+                });
             }
         }
     }

@@ -32,7 +32,8 @@ mod values;
 pub use apps::Download;
 pub use error::{FieldError, ScenarioError};
 pub use model::{
-    DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_TO_BYTES, FlowSpec, MAX_MTU_BYTES,
-    MIN_MTU_BYTES, Scenario, TransportSpec,
+    DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_TO_BYTES, FlowSpec, MAX_FLOWS,
+    MAX_MTU_BYTES, MAX_NAME_BYTES, MAX_QUEUE_BYTES, MAX_TIME_SERIES_ROWS, MIN_MTU_BYTES,
+    MIN_SAMPLE_INTERVAL, Scenario, TransportSpec,
 };
 pub use run::{RunSpec, run_label};

@@ -16,6 +16,31 @@ pub const DEFAULT_SEED: u64 = 1;
 /// Sampling period of per-flow time series when the file gives none.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
+/// Shortest `sample_interval`: the simulator keeps one time-series row per flow and interval
+/// in memory, and a finer series says nothing a 1 ms one does not (it is read over 100 ms and
+/// longer windows).
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Most time-series rows a run may keep: flows × (`duration` / `sample_interval`). Each row
+/// is about 120 bytes in memory, so this caps the series at about 1.2 GB; 1000 flows for
+/// 300 s at the default 100 ms are 3 000 000 rows.
+pub const MAX_TIME_SERIES_ROWS: u64 = 10_000_000;
+
+/// Most flows a scenario may have after `count` expansion. Each is a QUIC connection with
+/// two endpoints in one process; the largest shipped scenario has six.
+pub const MAX_FLOWS: usize = 1000;
+
+/// Largest buffer a link may have, bytes (1 GiB), a packet limit counted at `mtu` bytes per
+/// packet. The simulator holds every queued packet in memory (and the transport preset sizes
+/// windows from the buffer), so a typo such as `"100TB"` would exhaust the machine. 1 GiB is
+/// 14 BDP of a 1 Gbit/s GEO link (600 ms), 8.6 s of queue at 1 Gbit/s, 715 827 packets of 1500
+/// bytes.
+pub const MAX_QUEUE_BYTES: u64 = 1 << 30;
+
+/// Longest scenario or flow name, bytes: names become file and directory names (`out/NAME`,
+/// qlog files), with suffixes added.
+pub const MAX_NAME_BYTES: usize = 128;
+
 /// The MTU bounds a scenario's `mtu` must keep: netsim's, the one place for them.
 pub use netsim::{MAX_MTU_BYTES, MIN_MTU_BYTES};
 

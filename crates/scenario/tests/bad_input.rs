@@ -16,7 +16,8 @@
 //!
 //! A load that succeeds must give a sane scenario (`assert_sane`): finite probabilities in
 //! range, positive rates and windows, starts before the end of the run, durations within
-//! [`MAX_DURATION`], and so on.
+//! [`MAX_DURATION`], buffers within 1 GiB, at most 1000 flows, names that are one path
+//! component, windows of two full-size packets, and so on.
 //!
 //! Case counts are per property (`CASES_*` below); the whole file runs in well under a minute in
 //! a debug build. A panic inside a property is a failure (proptest catches it, shrinks the
@@ -25,14 +26,15 @@
 
 use std::time::Duration;
 
-use netsim::{Aqm, LinkConfig, LossModel, QueueLimit};
+use netsim::{Aqm, JitterDistribution, LinkConfig, LossModel, QueueLimit};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use scenario::apps::AppKind;
 use scenario::builtin::SCENARIOS;
-use scenario::controllers::{ControllerSpec, HyblaSsthresh};
+use scenario::controllers::{ControllerSpec, HyblaGrowth, HyblaSsthresh};
 use scenario::{Scenario, ScenarioError};
+use sched::SchedulerSpec;
 
 const ORIGIN: &str = "mutated.toml";
 
@@ -264,7 +266,8 @@ fn sane_loss(loss: &LossModel) -> bool {
     }
 }
 
-fn check_link(link: &LinkConfig, run: Duration, at: &str) -> Result<(), String> {
+fn check_link(s: &Scenario, link: &LinkConfig, at: &str) -> Result<(), String> {
+    let run = s.duration;
     let fail = |what: &str| Err(format!("{at}: accepted {what}: {link:?}"));
     if link.rate_bps == 0 {
         return fail("a zero rate");
@@ -282,7 +285,37 @@ fn check_link(link: &LinkConfig, run: Duration, at: &str) -> Result<(), String> 
         }
         _ => {}
     }
+    let base_rtt = s.forward.delay + s.return_link.delay;
+    let mtu = u64::from(s.mtu_bytes);
+    let capacity_bytes = match link.queue {
+        QueueLimit::Packets(p) => p.saturating_mul(mtu),
+        queue => queue
+            .limit_bytes(link.rate_bps, base_rtt)
+            .unwrap_or(u64::MAX),
+    };
+    if capacity_bytes > scenario::MAX_QUEUE_BYTES {
+        return fail("a buffer larger than 1 GiB");
+    }
+    match link.jitter.distribution {
+        JitterDistribution::Exponential { mean } if mean.is_zero() => {
+            return fail("an exponential jitter of mean zero");
+        }
+        JitterDistribution::Uniform { min, max } if min >= max => {
+            return fail("a uniform jitter without a range");
+        }
+        JitterDistribution::Normal { stddev, .. } if stddev.is_zero() => {
+            return fail("a normal jitter without a deviation");
+        }
+        _ => {}
+    }
     if let Aqm::Red(red) = link.aqm {
+        let limit_packets = match link.queue {
+            QueueLimit::Packets(p) => p,
+            _ => capacity_bytes / mtu,
+        };
+        if red.min_threshold_packets >= limit_packets as f64 {
+            return fail("a RED min threshold at or above the queue limit");
+        }
         let thresholds = [red.min_threshold_packets, red.max_threshold_packets];
         if !(thresholds.iter().all(|t| t.is_finite())
             && red.min_threshold_packets >= 0.0
@@ -294,6 +327,9 @@ fn check_link(link: &LinkConfig, run: Duration, at: &str) -> Result<(), String> 
         {
             return fail("RED parameters out of range");
         }
+    }
+    if link.schedule.windows(2).any(|w| w[1].at <= w[0].at) {
+        return fail("schedule steps not in strictly increasing time order");
     }
     for step in &link.schedule {
         if step.at >= run
@@ -314,8 +350,22 @@ fn assert_sane(s: &Scenario) -> Result<(), String> {
     if run.is_zero() || run > MAX_DURATION {
         return fail(format!("duration {run:?}"));
     }
-    if s.sample_interval.is_zero() || s.sample_interval > run {
+    if s.sample_interval < scenario::MIN_SAMPLE_INTERVAL || s.sample_interval > run {
         return fail(format!("sample_interval {:?}", s.sample_interval));
+    }
+    let rows = (run.as_nanos() / s.sample_interval.as_nanos()) as u64 * s.flows.len() as u64;
+    if rows > scenario::MAX_TIME_SERIES_ROWS || s.flows.len() > scenario::MAX_FLOWS {
+        return fail(format!("{} flows, {rows} time-series rows", s.flows.len()));
+    }
+    // Names become file and directory names.
+    let path_component = |name: &str| {
+        !(name.trim().is_empty()
+            || name.starts_with('.')
+            || name.contains(['/', '\\'])
+            || name.chars().any(char::is_control))
+    };
+    if !path_component(&s.name) || s.name.len() > scenario::MAX_NAME_BYTES {
+        return fail(format!("scenario name {:?}", s.name));
     }
     if !(scenario::MIN_MTU_BYTES..=scenario::MAX_MTU_BYTES).contains(&s.mtu_bytes) {
         return fail(format!("mtu {}", s.mtu_bytes));
@@ -323,15 +373,15 @@ fn assert_sane(s: &Scenario) -> Result<(), String> {
     if s.time_to_bytes.contains(&0) {
         return fail("a zero time_to_bytes".into());
     }
-    check_link(&s.forward, run, "path.forward")?;
-    check_link(&s.return_link, run, "path.return")?;
+    check_link(s, &s.forward, "path.forward")?;
+    check_link(s, &s.return_link, "path.return")?;
     if s.flows.is_empty() {
         return fail("no flows".into());
     }
     let mut names = std::collections::BTreeSet::new();
     for f in &s.flows {
         let at = &f.name;
-        if f.name.trim().is_empty() || !names.insert(f.name.clone()) {
+        if !path_component(&f.name) || !names.insert(f.name.clone()) {
             return fail(format!("flow name {at:?}"));
         }
         if f.start >= run || f.access_delay > MAX_DURATION {
@@ -357,6 +407,7 @@ fn assert_sane(s: &Scenario) -> Result<(), String> {
         {
             return fail(format!("flow {at}: transport {t:?}"));
         }
+        let two_packets = 2 * u64::from(s.mtu_bytes - 28);
         let (window, factor) = match &f.controller {
             ControllerSpec::NewReno {
                 initial_window,
@@ -370,15 +421,26 @@ fn assert_sane(s: &Scenario) -> Result<(), String> {
                     || h.base_rtt_window
                         .is_some_and(|d| d.is_zero() || d > MAX_DURATION)
                     || matches!(h.initial_ssthresh, Some(HyblaSsthresh::Segments(g)) if !(g.is_finite() && g >= 2.0))
-                    || matches!(h.initial_ssthresh, Some(HyblaSsthresh::Bytes(0)))
+                    || matches!(h.initial_ssthresh, Some(HyblaSsthresh::Bytes(b)) if b < two_packets)
+                    || (h.growth == Some(HyblaGrowth::Seed)
+                        && (h.competing.is_some() || h.classifier.is_some()))
                 {
                     return fail(format!("flow {at}: hybla {h:?}"));
                 }
                 (h.initial_window, h.loss_reduction_factor)
             }
         };
-        if window == Some(0) || factor.is_some_and(|b| !(b.is_finite() && b > 0.0 && b <= 1.0)) {
+        if window.is_some_and(|w| w < two_packets)
+            || factor.is_some_and(|b| !(b.is_finite() && b > 0.0 && b <= 1.0))
+        {
             return fail(format!("flow {at}: controller {:?}", f.controller));
+        }
+        let scheduled = f
+            .apps
+            .iter()
+            .any(|app| matches!(app.kind, AppKind::Media(_) | AppKind::Bulk(_)));
+        if !scheduled && f.scheduler != SchedulerSpec::default() {
+            return fail(format!("flow {at}: a scheduler without media or bulk"));
         }
         for app in &f.apps {
             match &app.kind {

@@ -675,6 +675,225 @@ fn syntax_error_names_the_file() {
 
 // ---- limits and consistency (an audit of bad input) --------------------------------------
 
+/// `"100TB"`, `"1000000000bdp"` and `"10000000000pkt"` were accepted and the run exhausted
+/// the machine's memory.
+#[test]
+fn a_queue_larger_than_one_gibibyte_is_rejected_in_every_form() {
+    for queue in [
+        "100TB",
+        "1073741825B",
+        "1000000000bdp",
+        "10000000000pkt",
+        "715828pkt",
+        "1h",
+        "1000s",
+    ] {
+        let set = format!("path.forward.queue={queue}");
+        let m = fails(BASE, &[&set], "path.forward.queue");
+        assert!(m.contains("larger than 1 GiB"), "{queue}: {m}");
+    }
+    let m = fails(
+        BASE,
+        &["path.forward.queue=715828pkt"],
+        "path.forward.queue",
+    );
+    assert!(
+        m.contains("(715828 packets of up to 1500 bytes, the mtu)")
+            && m.contains("at mtu 1500 that is 715827 packets"),
+        "{m}"
+    );
+    // The limit itself is allowed, in bytes and in full-size packets.
+    let s = load(BASE, &["path.forward.queue=1GiB"]).unwrap();
+    assert_eq!(s.forward.queue, QueueLimit::Bytes(1 << 30));
+    load(BASE, &["path.forward.queue=715827pkt"]).unwrap();
+    // A packet limit counts at the mtu: the same count is too much for larger packets.
+    fails(
+        BASE,
+        &["path.forward.queue=500000pkt", "mtu=9000"],
+        "path.forward.queue",
+    );
+}
+
+/// `"99999999999999999999bdp"` resolved to u64::MAX bytes through a saturating cast, while
+/// the same number in `pkt` was rejected.
+#[test]
+fn a_bdp_multiple_beyond_u64_is_rejected_not_saturated() {
+    let m = fails(
+        BASE,
+        &["path.forward.queue=99999999999999999999bdp"],
+        "path.forward.queue",
+    );
+    assert!(
+        m.contains("more than 2^64 bytes") && m.contains("larger than 1 GiB"),
+        "{m}"
+    );
+}
+
+/// `sample_interval = "1ns"` crashed the run with an allocation failure (one time-series row
+/// per flow and interval).
+#[test]
+fn a_sample_interval_below_one_millisecond_is_rejected() {
+    for interval in ["1ns", "999us"] {
+        let m = fails(
+            BASE,
+            &[&format!("sample_interval={interval}")],
+            "sample_interval",
+        );
+        assert!(m.contains("shorter than 1ms"), "{m}");
+    }
+    assert_eq!(
+        load(BASE, &["sample_interval=1ms"])
+            .unwrap()
+            .sample_interval,
+        ms(1)
+    );
+}
+
+#[test]
+fn a_time_series_too_large_to_keep_in_memory_is_rejected() {
+    // 8760 h at 100 ms: 315 360 000 rows.
+    let m = fails(BASE, &["duration=8760h"], "sample_interval");
+    assert!(
+        m.contains("315360000 time-series rows") && m.contains("duration"),
+        "{m}"
+    );
+    // 1000 flows × 10 000 samples is the limit.
+    load(
+        BASE,
+        &[
+            "flow.count=1000",
+            "duration=1000s",
+            "flow.download=unlimited",
+        ],
+    )
+    .unwrap();
+    let m = fails(
+        BASE,
+        &["flow.count=1000", "duration=1000.1s"],
+        "sample_interval",
+    );
+    assert!(m.contains("count"), "{m}");
+}
+
+/// `count = 10000000` crashed loading with an allocation failure.
+#[test]
+fn more_than_a_thousand_flows_are_rejected_before_any_is_copied() {
+    let m = fails(BASE, &["flow.count=10000000"], "flow[0].count");
+    assert!(m.contains("at most 1000"), "{m}");
+    assert_eq!(load(BASE, &["flow.count=1000"]).unwrap().flows.len(), 1000);
+    let text = format!("{BASE}\n[[flow]]\nname = \"other\"\ncc = \"cubic\"\nupload = \"1MB\"\n");
+    let m = fails(&text, &["flow.0.count=1000"], "flow[1]");
+    assert!(m.contains("1001 flows"), "{m}");
+    fails(
+        &text,
+        &["flow.0.count=999", "flow.1.count=2"],
+        "flow[1].count",
+    );
+}
+
+/// `name = "../../../escaped"` made the default output directory escape its parent, and flow
+/// names such as `"../f"` or `"x/y"` became qlog file names.
+#[test]
+fn scenario_and_flow_names_must_be_one_path_component() {
+    for (name, needle) in [
+        ("../../../escaped", "'/'"),
+        ("x/y", "'/'"),
+        ("x\\y", "'\\\\'"),
+        (".", "starts with \".\""),
+        ("..", "starts with \".\""),
+        (".hidden", "starts with \".\""),
+        ("a\u{0}b", "U+0000"),
+        ("tab\there", "U+0009"),
+        ("new\nline", "U+000A"),
+    ] {
+        let quoted = toml::Value::String(name.into()).to_string();
+        for (set, field) in [("name", "name"), ("flow.0.name", "flow[0].name")] {
+            let m = fails(BASE, &[&format!("{set}={quoted}")], field);
+            assert!(m.contains(needle), "{name:?}: {m}");
+            assert!(m.contains("file"), "{m}");
+        }
+    }
+    let long = "x".repeat(129);
+    let m = fails(BASE, &[&format!("name={long}")], "name");
+    assert!(m.contains("at most 128 bytes"), "{m}");
+    // Dots inside a name, spaces and non-ASCII letters are fine.
+    let s = load(
+        BASE,
+        &[
+            r#"name="geo..v2 café""#,
+            "flow.0.name=f.1",
+            &format!("flow.0.name={}", "y".repeat(128)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.name, "geo..v2 café");
+}
+
+/// `initial_window = "0B"`, `"1B"` and `"1200B"` were accepted (the flow then never
+/// connected), and so was a bare `10` although a bare number is always an error.
+#[test]
+fn an_initial_window_needs_a_unit_and_two_full_size_packets() {
+    for cc in ["newreno", "cubic", "bbr", "hybla"] {
+        for (window, needle) in [
+            ("\"0B\"", "2400 bytes"),
+            ("\"1B\"", "2400 bytes"),
+            ("\"1200B\"", "2400 bytes"),
+            ("\"2943B\"", "2 × 1472 = 2944 bytes"),
+            ("10", "missing unit"),
+            ("20000", "missing unit"),
+        ] {
+            let m = fails(
+                BASE,
+                &[
+                    &format!("flow.cc={cc}"),
+                    &format!("flow.cc_params={{ initial_window = {window} }}"),
+                ],
+                "flow[0].cc_params.initial_window",
+            );
+            assert!(m.contains(needle), "{cc} {window}: {m}");
+        }
+        let s = load(
+            BASE,
+            &[
+                &format!("flow.cc={cc}"),
+                "flow.cc_params={ initial_window = \"2944B\" }",
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.flows[0].controller.initial_window(), Some(2944));
+    }
+    // Two full-size packets at the scenario's own mtu.
+    let m = fails(
+        BASE,
+        &["mtu=9000", "flow.cc_params={ initial_window = \"15KB\" }"],
+        "flow[0].cc_params.initial_window",
+    );
+    assert!(m.contains("at mtu 9000 (2 × 8972 = 17944 bytes"), "{m}");
+}
+
+/// hybla's `initial_ssthresh = "0B"` and `"1B"` were accepted.
+#[test]
+fn a_byte_initial_ssthresh_needs_two_full_size_packets() {
+    for ssthresh in ["0B", "1B", "2943B"] {
+        fails(
+            BASE,
+            &[
+                "flow.cc=hybla",
+                &format!("flow.cc_params={{ initial_ssthresh = \"{ssthresh}\" }}"),
+            ],
+            "flow[0].cc_params.initial_ssthresh",
+        );
+    }
+    load(
+        BASE,
+        &[
+            "flow.cc=hybla",
+            "flow.cc_params={ initial_ssthresh = \"2944B\" }",
+        ],
+    )
+    .unwrap();
+}
+
 /// Only steps going back in time were rejected; two at one time left which holds to the order
 /// they were listed in.
 #[test]
@@ -695,6 +914,44 @@ fn schedule_steps_at_the_same_time_are_rejected() {
     .unwrap();
 }
 
+/// `competing` and `classifier` were silently ignored with `growth = "seed"`.
+#[test]
+fn hybla_parameters_of_pipe_aware_growth_are_rejected_with_seed_growth() {
+    for (key, value) in [("competing", "reno"), ("classifier", "loss-by-queue")] {
+        let params = format!("flow.cc_params={{ growth = \"seed\", {key} = \"{value}\" }}");
+        let m = fails(
+            BASE,
+            &["flow.cc=hybla", &params],
+            &format!("flow[0].cc_params.{key}"),
+        );
+        assert!(m.contains("pipe-aware"), "{m}");
+        let params = format!("flow.cc_params={{ growth = \"pipe-aware\", {key} = \"{value}\" }}");
+        load(BASE, &["flow.cc=hybla", &params]).unwrap();
+        let params = format!("flow.cc_params={{ {key} = \"{value}\" }}");
+        load(BASE, &["flow.cc=hybla", &params]).unwrap();
+    }
+}
+
+/// `scheduler = "balancer"` on a flow with only a perf download was silently ignored.
+#[test]
+fn a_scheduler_on_a_flow_without_media_or_bulk_is_rejected() {
+    for scheduler in ["priority", "seed-balancer", "balancer"] {
+        let m = fails(
+            BASE,
+            &[&format!("flow.scheduler={scheduler}")],
+            "flow[0].scheduler",
+        );
+        assert!(m.contains("media") && m.contains("bulk"), "{m}");
+    }
+    // "none", the default, says nothing wrong.
+    load(BASE, &["flow.scheduler=none"]).unwrap();
+    let media = format!(
+        "{}scheduler = \"balancer\"\n[[flow.app]]\nkind = \"media\"\n",
+        BASE.replace("download = \"10MB\"\n", "")
+    );
+    load(&media, &[]).unwrap();
+}
+
 /// `red = { min = 5, max = inf }` was accepted (an infinite `weight` was not).
 #[test]
 fn red_thresholds_must_be_finite() {
@@ -708,6 +965,52 @@ fn red_thresholds_must_be_finite() {
         let m = fails(&red(text), &["path.return.aqm=red"], field);
         assert!(m.contains("finite"), "{m}");
     }
+}
+
+/// Thresholds at or above the hard queue limit (queue "10pkt" with min 50, max 150) made RED
+/// do nothing.
+#[test]
+fn red_min_must_be_below_the_queue_limit_in_packets() {
+    let m = fails(
+        BASE,
+        &[
+            "path.forward.aqm=red",
+            "path.forward.queue=10pkt",
+            "path.forward.red={ min = 50, max = 150 }",
+        ],
+        "path.forward.red.min",
+    );
+    assert!(
+        m.contains("queue limit (10 packets)")
+            && m.contains("min must be below the queue limit in packets"),
+        "{m}"
+    );
+    // The defaults (min 5) on a 5-packet queue: the same.
+    fails(
+        BASE,
+        &["path.forward.aqm=red", "path.forward.queue=5pkt"],
+        "path.forward.red.min",
+    );
+    // A byte limit holds limit / mtu full-size packets: 15 000 bytes are 10.
+    let m = fails(
+        BASE,
+        &[
+            "path.forward.aqm=red",
+            "path.forward.queue=15000B",
+            "path.forward.red={ min = 10, max = 30 }",
+        ],
+        "path.forward.red.min",
+    );
+    assert!(m.contains("10 full-size packets"), "{m}");
+    load(
+        BASE,
+        &[
+            "path.forward.aqm=red",
+            "path.forward.queue=15000B",
+            "path.forward.red={ min = 9.5, max = 30 }",
+        ],
+    )
+    .unwrap();
 }
 
 /// An exponential `mean = "0ms"` and a uniform `min = max` were accepted while a normal

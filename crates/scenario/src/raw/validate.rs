@@ -1,5 +1,6 @@
 //! Checks of a scenario as a whole, once serde has read it: durations against the run length,
-//! the MTU, every buffer against one full-size packet, flow names after `count` expansion,
+//! the MTU, every buffer against one full-size packet and 1 GiB, names as path components,
+//! the number of flows and time-series rows, flow names after `count` expansion,
 //! applications, schedulers, transport settings, and links through
 //! [`netsim::LinkConfig::validate`]. What passes becomes the model ([`Scenario`]).
 
@@ -7,17 +8,18 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use netsim::{
-    Aqm, DEFAULT_MTU_BYTES, Jitter, JitterDistribution, LinkConfig, LossModel, QueueLimit,
-    RedConfig, ScheduleStep,
+    Aqm, DEFAULT_MTU_BYTES, IP_UDP_HEADER_BYTES, Jitter, JitterDistribution, LinkConfig, LossModel,
+    QueueLimit, RedConfig, ScheduleStep,
 };
 use sched::SchedulerSpec;
 
 use super::{RawAqm, RawFlow, RawJitter, RawLink, RawRed, RawScenario, RawTransport};
 use crate::apps::{AppConfig, AppKind, Download, perf_config};
-use crate::controllers::ControllerSpec;
+use crate::controllers::{ControllerSpec, HyblaSpec, HyblaSsthresh};
 use crate::error::FieldError;
 use crate::model::{
-    DEFAULT_SAMPLE_INTERVAL, DEFAULT_TIME_TO_BYTES, FlowSpec, MAX_MTU_BYTES, MIN_MTU_BYTES,
+    DEFAULT_SAMPLE_INTERVAL, DEFAULT_TIME_TO_BYTES, FlowSpec, MAX_FLOWS, MAX_MTU_BYTES,
+    MAX_NAME_BYTES, MAX_QUEUE_BYTES, MAX_TIME_SERIES_ROWS, MIN_MTU_BYTES, MIN_SAMPLE_INTERVAL,
     Scenario, TransportSpec,
 };
 use crate::values::{Setting, merge};
@@ -205,43 +207,151 @@ impl RawLink {
     }
 }
 
-/// Checks that a link's buffer holds at least one full-size packet, resolving a BDP multiple
-/// as netsim does (initial rate × bottleneck two-way delay).
-fn check_queue_holds_packet(
+/// A link's buffer in bytes, a packet limit counted at `mtu_bytes` per packet, a BDP multiple
+/// and a time resolved as netsim does (initial rate × bottleneck two-way delay): computed
+/// without overflow or a saturating cast, `None` where it exceeds u64.
+fn queue_capacity_bytes(
+    queue: QueueLimit,
+    rate_bps: u64,
+    base_rtt: Duration,
+    mtu_bytes: u32,
+) -> Option<u64> {
+    match queue {
+        QueueLimit::Bytes(bytes) => Some(bytes),
+        QueueLimit::Packets(packets) => packets.checked_mul(u64::from(mtu_bytes)),
+        QueueLimit::Time(time) => {
+            // rate < 2^64 and time ≤ MAX_DURATION: the product fits in u128.
+            let bits_nanos = u128::from(rate_bps).checked_mul(time.as_nanos())?;
+            u64::try_from((bits_nanos + 4_000_000_000) / 8_000_000_000).ok()
+        }
+        QueueLimit::BdpMultiple(multiple) => {
+            let bdp = u128::from(rate_bps).checked_mul(base_rtt.as_nanos())? / 8_000_000_000;
+            let bytes = (bdp as f64 * multiple).round();
+            // u64::MAX as f64 is 2^64: below it every f64 converts exactly.
+            (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
+        }
+    }
+}
+
+/// Where a link's byte limit comes from, for messages: a change to the rate, a delay or the
+/// MTU can make a buffer that was fine too small or too large.
+fn queue_origin(link: &LinkConfig, base_rtt: Duration, mtu_bytes: u32) -> String {
+    match link.queue {
+        QueueLimit::BdpMultiple(m) => format!(
+            " ({m}bdp at rate {} bit/s over the base RTT {base_rtt:?}, the forward + return delay)",
+            link.rate_bps
+        ),
+        QueueLimit::Time(t) => format!(" ({t:?} at rate {} bit/s)", link.rate_bps),
+        QueueLimit::Packets(p) => format!(" ({p} packets of up to {mtu_bytes} bytes, the mtu)"),
+        QueueLimit::Bytes(_) => String::new(),
+    }
+}
+
+/// Checks a link's buffer: at most [`MAX_QUEUE_BYTES`], at least one full-size packet, and
+/// above RED's `min` threshold (in packets) where RED is on.
+fn check_queue(
     link: &LinkConfig,
     at: &str,
     base_rtt: Duration,
     mtu_bytes: u32,
 ) -> Result<(), FieldError> {
-    let Some(limit_bytes) = link.queue.limit_bytes(link.rate_bps, base_rtt) else {
-        return Ok(());
-    };
-    if limit_bytes < u64::from(mtu_bytes) {
-        // Name the fields the limit comes from: a change to the rate, a delay or the MTU can
-        // make a buffer that was fine too small.
-        let from = match link.queue {
-            QueueLimit::BdpMultiple(m) => format!(
-                " ({m}bdp at rate {} bit/s over the base RTT {base_rtt:?}, the forward + return delay)",
-                link.rate_bps
+    let field = format!("{at}.queue");
+    let capacity = queue_capacity_bytes(link.queue, link.rate_bps, base_rtt, mtu_bytes);
+    let Some(capacity) = capacity.filter(|&bytes| bytes <= MAX_QUEUE_BYTES) else {
+        let size = capacity.map_or("more than 2^64 bytes".to_owned(), |b| format!("{b} bytes"));
+        let packets = match link.queue {
+            QueueLimit::Packets(_) => format!(
+                "; at mtu {mtu_bytes} that is {} packets",
+                MAX_QUEUE_BYTES / u64::from(mtu_bytes)
             ),
-            QueueLimit::Time(t) => format!(" ({t:?} at rate {} bit/s)", link.rate_bps),
-            QueueLimit::Bytes(_) | QueueLimit::Packets(_) => String::new(),
+            _ => String::new(),
         };
         return Err(FieldError::new(
-            format!("{at}.queue"),
+            field,
             format!(
-                "buffer of {limit_bytes} bytes{from} cannot hold one {mtu_bytes}-byte packet (mtu)"
+                "buffer of {size}{} is larger than 1 GiB ({MAX_QUEUE_BYTES} bytes), the most a \
+                 scenario may state{packets}",
+                queue_origin(link, base_rtt, mtu_bytes)
             ),
         ));
+    };
+    // Within 1 GiB: the link's own resolution (f64, exact here) gives the same number.
+    if let Some(limit_bytes) = link.queue.limit_bytes(link.rate_bps, base_rtt)
+        && limit_bytes < u64::from(mtu_bytes)
+    {
+        return Err(FieldError::new(
+            field,
+            format!(
+                "buffer of {limit_bytes} bytes{} cannot hold one {mtu_bytes}-byte packet (mtu)",
+                queue_origin(link, base_rtt, mtu_bytes)
+            ),
+        ));
+    }
+    if let Aqm::Red(red) = link.aqm {
+        // RED drops early by the average queue in packets; the hard limit drops every arrival
+        // beyond it first, so an average that cannot reach `min` never drops anything early.
+        let (limit_packets, what) = match link.queue {
+            QueueLimit::Packets(p) => (p, format!("{p} packets")),
+            _ => {
+                let full = capacity / u64::from(mtu_bytes);
+                (
+                    full,
+                    format!(
+                        "{full} full-size packets ({capacity} bytes{} / mtu {mtu_bytes})",
+                        queue_origin(link, base_rtt, mtu_bytes)
+                    ),
+                )
+            }
+        };
+        if red.min_threshold_packets >= limit_packets as f64 {
+            return Err(FieldError::new(
+                format!("{at}.red.min"),
+                format!(
+                    "threshold of {} packets is not below the queue limit ({what}): the queue \
+                     is full before RED's average reaches min, so RED would never drop early; \
+                     min must be below the queue limit in packets",
+                    red.min_threshold_packets
+                ),
+            ));
+        }
     }
     Ok(())
 }
 
+/// Checks a name used as one path component (`out/NAME`, `NAME-server.qlog`): not empty, not
+/// hidden, no separator, no control character, at most [`MAX_NAME_BYTES`].
+fn check_name(field: &str, name: &str) -> Result<(), FieldError> {
+    let problem = if name.trim().is_empty() {
+        "must not be empty".to_owned()
+    } else if let Some(c) = name.chars().find(|c| matches!(c, '/' | '\\')) {
+        format!(
+            "{name:?} contains {c:?}; names become file and directory names, so they must be \
+             one path component"
+        )
+    } else if let Some(c) = name.chars().find(|c| c.is_control()) {
+        format!(
+            "{name:?} contains the control character U+{:04X}; names become file names",
+            u32::from(c)
+        )
+    } else if name.starts_with('.') {
+        format!(
+            "{name:?} starts with \".\"; names become file and directory names, and \".\", \"..\" \
+             and hidden names are not allowed"
+        )
+    } else if name.len() > MAX_NAME_BYTES {
+        format!(
+            "is {} bytes long; names become file names, at most {MAX_NAME_BYTES} bytes",
+            name.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(FieldError::new(field, problem))
+}
+
 impl RawScenario {
     pub(crate) fn validate(self) -> Result<Scenario, FieldError> {
-        if self.name.trim().is_empty() {
-            return Err(FieldError::new("name", "must not be empty"));
-        }
+        check_name("name", &self.name)?;
         let duration = self.duration;
         if duration.is_zero() {
             return Err(FieldError::new("duration", "must be greater than zero"));
@@ -251,6 +361,15 @@ impl RawScenario {
             return Err(FieldError::new(
                 "sample_interval",
                 "must be greater than zero",
+            ));
+        }
+        if sample_interval < MIN_SAMPLE_INTERVAL {
+            return Err(FieldError::new(
+                "sample_interval",
+                format!(
+                    "{sample_interval:?} is shorter than {MIN_SAMPLE_INTERVAL:?}, the finest \
+                     time series a run keeps"
+                ),
             ));
         }
         if sample_interval > duration {
@@ -283,8 +402,8 @@ impl RawScenario {
         let forward = self.path.forward.into_config("path.forward", duration)?;
         let return_link = self.path.return_link.into_config("path.return", duration)?;
         let base_rtt = forward.delay + return_link.delay;
-        check_queue_holds_packet(&forward, "path.forward", base_rtt, mtu_bytes)?;
-        check_queue_holds_packet(&return_link, "path.return", base_rtt, mtu_bytes)?;
+        check_queue(&forward, "path.forward", base_rtt, mtu_bytes)?;
+        check_queue(&return_link, "path.return", base_rtt, mtu_bytes)?;
 
         self.transport.validate("transport")?;
         if self.flow.is_empty() {
@@ -297,8 +416,19 @@ impl RawScenario {
         let mut names: BTreeMap<String, usize> = BTreeMap::new();
         for (i, raw) in self.flow.into_iter().enumerate() {
             let at = format!("flow[{i}]");
-            let template = raw.into_spec(&at, duration, self.transport)?;
+            let template = raw.into_spec(&at, duration, mtu_bytes, self.transport)?;
             let count = template.1;
+            // Checked before any copy is made: `count = 10000000` must not allocate.
+            if count as usize > MAX_FLOWS - flows.len() {
+                let total = flows.len() as u64 + u64::from(count);
+                return Err(FieldError::new(
+                    if count > 1 { format!("{at}.count") } else { at },
+                    format!(
+                        "{total} flows after count expansion; a scenario may have at most \
+                         {MAX_FLOWS}"
+                    ),
+                ));
+            }
             for k in 1..=count {
                 let mut spec = template.0.clone();
                 if count > 1 {
@@ -316,6 +446,20 @@ impl RawScenario {
                 }
                 flows.push(spec);
             }
+        }
+        let samples = (duration.as_nanos() / sample_interval.as_nanos()) as u64;
+        let rows = samples.saturating_mul(flows.len() as u64);
+        if rows > MAX_TIME_SERIES_ROWS {
+            return Err(FieldError::new(
+                "sample_interval",
+                format!(
+                    "{} flow(s) (after count expansion) × {samples} samples (duration = \
+                     {duration:?} / sample_interval = {sample_interval:?}) are {rows} time-series \
+                     rows, more than the {MAX_TIME_SERIES_ROWS} a run keeps in memory; raise \
+                     sample_interval or shorten duration",
+                    flows.len()
+                ),
+            ));
         }
 
         Ok(Scenario {
@@ -339,12 +483,12 @@ impl RawFlow {
         self,
         at: &str,
         run: Duration,
+        mtu_bytes: u32,
         global: RawTransport,
     ) -> Result<(FlowSpec, u32), FieldError> {
-        if self.name.trim().is_empty() {
-            return Err(FieldError::new(format!("{at}.name"), "must not be empty"));
-        }
+        check_name(&format!("{at}.name"), &self.name)?;
         let controller = ControllerSpec::parse(&self.cc, &self.cc_params, &format!("{at}.cc"))?;
+        check_windows_hold_two_packets(&controller, at, mtu_bytes)?;
         if self.count == 0 {
             return Err(FieldError::new(format!("{at}.count"), "must be at least 1"));
         }
@@ -441,6 +585,20 @@ impl RawFlow {
                 FieldError::new(format!("{at}.scheduler"), e.to_string())
             })?,
         };
+        let scheduled = apps
+            .iter()
+            .any(|app| matches!(app.kind, AppKind::Media(_) | AppKind::Bulk(_)));
+        if !scheduled && scheduler != SchedulerSpec::default() {
+            return Err(FieldError::new(
+                format!("{at}.scheduler"),
+                format!(
+                    "{:?} shares a flow between its media and bulk applications, and this flow \
+                     has none (a perf application is not scheduled); leave scheduler out or add \
+                     [[flow.app]] tables of kind \"media\" or \"bulk\"",
+                    self.scheduler.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
         self.transport.validate(&format!("{at}.transport"))?;
         let spec = FlowSpec {
             name: self.name,
@@ -456,6 +614,42 @@ impl RawFlow {
         };
         Ok((spec, self.count))
     }
+}
+
+/// A controller's `initial_window` and byte `initial_ssthresh` against the scenario's `mtu`:
+/// at least two full-size datagrams (mtu − 28 bytes each), RFC 9002's minimum window. Below
+/// one datagram the connection never sends its first packet.
+fn check_windows_hold_two_packets(
+    controller: &ControllerSpec,
+    at: &str,
+    mtu_bytes: u32,
+) -> Result<(), FieldError> {
+    let datagram = u64::from(mtu_bytes - IP_UDP_HEADER_BYTES);
+    let ssthresh = match controller {
+        ControllerSpec::Hybla(HyblaSpec {
+            initial_ssthresh: Some(HyblaSsthresh::Bytes(bytes)),
+            ..
+        }) => Some(*bytes),
+        _ => None,
+    };
+    for (key, value) in [
+        ("initial_window", controller.initial_window()),
+        ("initial_ssthresh", ssthresh),
+    ] {
+        if let Some(bytes) = value
+            && bytes < 2 * datagram
+        {
+            return Err(FieldError::new(
+                format!("{at}.cc_params.{key}"),
+                format!(
+                    "{bytes} bytes is less than two full-size packets at mtu {mtu_bytes} (2 × \
+                     {datagram} = {} bytes of QUIC datagrams, RFC 9002's minimum window)",
+                    2 * datagram
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Which applications may share the flow: [`perfwire::routing::check_routing`] (what a
