@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use crate::error::FieldError;
 use crate::units;
-use crate::values::DownloadArg;
+use crate::values::{self, DownloadArg};
 
 /// Size of a perf application's download: the perf protocol's request.
 pub use perfwire::Request as Download;
@@ -89,9 +89,20 @@ pub struct PerfConfig {
 
 /// A `[[flow.app]]` table as written: `kind` picks the struct the rest is read into, so errors
 /// name the field inside the table.
-#[derive(Debug, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug)]
 pub(crate) struct RawApp(toml::Table);
+
+impl<'de> Deserialize<'de> for RawApp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match toml::Value::deserialize(deserializer)? {
+            toml::Value::Table(table) => Ok(RawApp(table)),
+            other => Err(serde::de::Error::custom(format!(
+                r#"invalid type: {}, expected a [[flow.app]] table such as {{ kind = "media" }}"#,
+                other.type_str()
+            ))),
+        }
+    }
+}
 
 /// The fields of a `kind = "perf"` table.
 #[derive(Deserialize)]
@@ -112,7 +123,9 @@ struct RawMedia {
     name: Option<String>,
     #[serde(default, deserialize_with = "units::deserialize_opt_rate")]
     bitrate: Option<u64>,
+    #[serde(default, deserialize_with = "values::deserialize_opt_u32")]
     fps: Option<u32>,
+    #[serde(default, deserialize_with = "values::deserialize_opt_u32")]
     keyframe_interval: Option<u32>,
     keyframe_ratio: Option<f64>,
     jitter: Option<f64>,

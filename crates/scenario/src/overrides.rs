@@ -90,7 +90,18 @@ fn set_in_value(
             let Some((first, rest)) = segments.split_first() else {
                 return Ok(());
             };
-            if let Ok(index) = first.parse::<usize>() {
+            // A segment that looks like a number is an index, never a key for every element.
+            let numeric = first.strip_prefix(['-', '+']).unwrap_or(first);
+            let looks_numeric = !numeric.is_empty() && numeric.bytes().all(|b| b.is_ascii_digit());
+            let index = first.parse::<usize>().ok();
+            if looks_numeric && index.is_none() {
+                return Err(format!(
+                    "`{first}` is not a valid index into `{at}`: indices are whole numbers \
+                     from 0, and `{at}` has {} element(s)",
+                    items.len()
+                ));
+            }
+            if let Some(index) = index {
                 let len = items.len();
                 let item = items.get_mut(index).ok_or_else(|| {
                     format!("`{at}` has {len} element(s); index {index} is out of range (indices start at 0)")

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::apps::RawApp;
 use crate::model::DEFAULT_SEED;
 use crate::units;
-use crate::values::{DownloadArg, LossArg, Setting, SizeArg};
+use crate::values::{self, DownloadArg, LossArg, Setting, SizeArg};
 
 mod validate;
 
@@ -25,16 +25,20 @@ fn default_count() -> u32 {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a scenario table")]
 pub(crate) struct RawScenario {
     name: String,
     description: Option<String>,
     #[serde(deserialize_with = "units::deserialize_duration")]
     duration: Duration,
-    #[serde(default = "default_seed")]
+    #[serde(
+        default = "default_seed",
+        deserialize_with = "values::deserialize_seed"
+    )]
     seed: u64,
     #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
     sample_interval: Option<Duration>,
+    #[serde(default, deserialize_with = "values::deserialize_opt_u32")]
     mtu: Option<u32>,
     time_to_bytes: Option<Vec<SizeArg>>,
     path: RawPath,
@@ -45,7 +49,10 @@ pub(crate) struct RawScenario {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with the links `forward` and `return`"
+)]
 struct RawPath {
     forward: RawLink,
     #[serde(rename = "return")]
@@ -53,7 +60,10 @@ struct RawPath {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = r#"a link table such as { rate = "10Mbit", delay = "250ms" }"#
+)]
 struct RawLink {
     #[serde(deserialize_with = "units::deserialize_rate")]
     rate: u64,
@@ -73,7 +83,10 @@ struct RawLink {
 
 /// `jitter = { distribution = "exponential", mean = "10ms" }` and its siblings.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = r#"a table such as { distribution = "exponential", mean = "4.5ms" }"#
+)]
 struct RawJitter {
     distribution: String,
     #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
@@ -90,16 +103,34 @@ struct RawJitter {
     interval: Option<Duration>,
 }
 
+/// `aqm`, read from a string (a derived unit enum words a number there as "invalid type: unit
+/// variant, expected string only").
 #[derive(Deserialize, Clone, Copy, PartialEq)]
-#[serde(rename_all = "lowercase")]
+#[serde(try_from = "String")]
 enum RawAqm {
-    #[serde(alias = "drop-tail")]
     Droptail,
     Red,
 }
 
+impl TryFrom<String> for RawAqm {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        match name.as_str() {
+            "droptail" | "drop-tail" => Ok(RawAqm::Droptail),
+            "red" => Ok(RawAqm::Red),
+            other => Err(format!(
+                r#"unknown queue discipline {other:?}; expected "droptail" or "red""#
+            )),
+        }
+    }
+}
+
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { min = 5, max = 15 }"
+)]
 struct RawRed {
     min: Option<f64>,
     max: Option<f64>,
@@ -109,7 +140,10 @@ struct RawRed {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = r#"a table such as { at = "5s", rate = "10Mbit" }"#
+)]
 struct RawStep {
     #[serde(deserialize_with = "units::deserialize_duration")]
     at: Duration,
@@ -121,7 +155,10 @@ struct RawStep {
 }
 
 #[derive(Deserialize, Default, Clone, Copy)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = r#"a table of transport settings such as { initial_rtt = "600ms" }"#
+)]
 struct RawTransport {
     initial_rtt: Option<Setting<Duration>>,
     stream_receive_window: Option<Setting<u64>>,
@@ -132,13 +169,19 @@ struct RawTransport {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = r#"a [[flow]] table such as { name = "bulk", cc = "cubic", download = "10MB" }"#
+)]
 struct RawFlow {
     name: String,
     cc: String,
     #[serde(default)]
     cc_params: BTreeMap<String, toml::Value>,
-    #[serde(default = "default_count")]
+    #[serde(
+        default = "default_count",
+        deserialize_with = "values::deserialize_u32"
+    )]
     count: u32,
     #[serde(default, deserialize_with = "units::deserialize_opt_duration")]
     start: Option<Duration>,

@@ -1,6 +1,7 @@
 //! Field values with more than one form, read through the units visitor
 //! ([`units::UnitVisitor`]): a size or `"unlimited"` (a download), `"none"`, a percentage or a
-//! table (a loss model), `"auto"` or a value (a transport setting), and a size in a list.
+//! table (a loss model), `"auto"` or a value (a transport setting), a size in a list, and the
+//! seed (an integer, or a string for the values above TOML's largest integer).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -55,11 +56,26 @@ impl<'de> Deserialize<'de> for DownloadArg {
 /// A loss model: `"none"`, a percentage (Bernoulli), or a table naming the model.
 pub(crate) struct LossArg(pub(crate) LossModel);
 
+/// A loss table's `model`, read from a string (as `aqm` is).
 #[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(try_from = "String")]
 enum LossKind {
     Bernoulli,
     GilbertElliott,
+}
+
+impl TryFrom<String> for LossKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        match name.as_str() {
+            "bernoulli" => Ok(LossKind::Bernoulli),
+            "gilbert-elliott" => Ok(LossKind::GilbertElliott),
+            other => Err(format!(
+                r#"unknown loss model {other:?}; expected "bernoulli" or "gilbert-elliott""#
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -157,6 +173,10 @@ pub(crate) trait SettingValue: Sized {
     fn from_integer(value: i128) -> Result<Self, String> {
         Self::from_text(&value.to_string())
     }
+    /// Reads a floating-point number; by default, like an integer, text missing its unit.
+    fn from_float(value: f64) -> Result<Self, String> {
+        Self::from_text(&value.to_string())
+    }
 }
 
 impl SettingValue for Duration {
@@ -188,6 +208,11 @@ impl SettingValue for u32 {
             )
         })
     }
+    fn from_float(value: f64) -> Result<Self, String> {
+        Err(format!(
+            r#"expected "auto" or an integer >= 0, got {value}"#
+        ))
+    }
 }
 
 /// Reads a [`Setting`] of `T`.
@@ -212,6 +237,10 @@ impl<T: SettingValue> FieldReader for SettingReader<T> {
     fn parse_integer(&self, value: i128) -> Result<Setting<T>, String> {
         T::from_integer(value).map(Setting::Value)
     }
+
+    fn parse_float(&self, value: f64) -> Result<Setting<T>, String> {
+        T::from_float(value).map(Setting::Value)
+    }
 }
 
 impl<'de, T: SettingValue> Deserialize<'de> for Setting<T> {
@@ -226,4 +255,114 @@ pub(crate) fn merge<T: Copy>(flow: Option<Setting<T>>, global: Option<Setting<T>
         Setting::Auto => None,
         Setting::Value(value) => Some(value),
     }
+}
+
+/// Reads a u32 field (`mtu`, `count`, `fps`) from an integer. A digit string is one too large
+/// for a TOML integer (an override's value arrives as text then): out of range, not "a
+/// string".
+struct U32Reader;
+
+impl FieldReader for U32Reader {
+    type Value = u32;
+    type Error = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an integer from 0 to {}", u32::MAX)
+    }
+
+    fn parse(&self, text: &str) -> Result<u32, String> {
+        let trimmed = text.trim();
+        let digits = trimmed.strip_prefix(['-', '+']).unwrap_or(trimmed);
+        let numeric = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        if numeric && trimmed.parse::<u32>().is_err() {
+            return Err(format!(
+                "{trimmed} is out of range (expected an integer from 0 to {})",
+                u32::MAX
+            ));
+        }
+        Err(format!(
+            "expected an integer from 0 to {}, got {text:?}",
+            u32::MAX
+        ))
+    }
+
+    fn parse_integer(&self, value: i128) -> Result<u32, String> {
+        u32::try_from(value).map_err(|_| {
+            format!(
+                "{value} is out of range (expected an integer from 0 to {})",
+                u32::MAX
+            )
+        })
+    }
+
+    fn parse_float(&self, value: f64) -> Result<u32, String> {
+        Err(format!(
+            "expected an integer from 0 to {}, got {value}",
+            u32::MAX
+        ))
+    }
+}
+
+/// serde `deserialize_with` helper for a u32 field ([`U32Reader`]).
+pub(crate) fn deserialize_u32<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    deserializer.deserialize_any(UnitVisitor(U32Reader))
+}
+
+/// Like [`deserialize_u32`], for an optional field; pair with `#[serde(default)]`.
+pub(crate) fn deserialize_opt_u32<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    deserialize_u32(deserializer).map(Some)
+}
+
+/// Reads the seed: a u64, as an integer or, for the values above `i64::MAX` that a TOML
+/// integer cannot hold (`--set seed=18446744073709551615` arrives as text), as a string of
+/// digits.
+struct SeedReader;
+
+impl SeedReader {
+    fn out_of_range(value: impl fmt::Display) -> String {
+        format!(
+            "{value} is out of range (expected an integer from 0 to {})",
+            u64::MAX
+        )
+    }
+}
+
+impl FieldReader for SeedReader {
+    type Value = u64;
+    type Error = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an integer from 0 to {}", u64::MAX)
+    }
+
+    fn parse(&self, text: &str) -> Result<u64, String> {
+        let digits = text.trim();
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "expected an integer from 0 to {}, got {text:?}",
+                u64::MAX
+            ));
+        }
+        digits.parse().map_err(|_| Self::out_of_range(digits))
+    }
+
+    fn parse_integer(&self, value: i128) -> Result<u64, String> {
+        u64::try_from(value).map_err(|_| Self::out_of_range(value))
+    }
+
+    fn parse_float(&self, value: f64) -> Result<u64, String> {
+        Err(format!(
+            "expected an integer from 0 to {}, got {value}",
+            u64::MAX
+        ))
+    }
+}
+
+/// serde `deserialize_with` helper for the seed ([`SeedReader`]).
+pub(crate) fn deserialize_seed<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<u64, D::Error> {
+    deserializer.deserialize_any(UnitVisitor(SeedReader))
 }

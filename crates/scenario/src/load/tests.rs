@@ -1040,11 +1040,114 @@ fn a_jitter_that_varies_nothing_is_rejected_with_a_hint() {
     .unwrap();
 }
 
+/// Messages said `expected struct RawLink` (or `RawPath`, `RawFlow`, `RawRed`, `RawJitter`,
+/// `RawTransport`): the crate's private type names.
+#[test]
+fn a_value_where_a_table_belongs_is_reported_without_internal_names() {
+    for (set, field) in [
+        ("path.forward=5", "path.forward"),
+        ("path=5", "path"),
+        ("flow.0=5", "flow[0]"),
+        ("path.forward.jitter=\"4.5ms\"", "path.forward.jitter"),
+        ("transport=5", "transport"),
+        ("flow.transport=5", "flow[0].transport"),
+        ("path.forward.schedule=[5]", "path.forward.schedule[0]"),
+        ("flow.app=[5]", "flow[0].app[0]"),
+    ] {
+        let m = fails(BASE, &[set], field);
+        assert!(
+            !m.contains("Raw") && !m.contains("struct") && m.contains("expected a"),
+            "{set}: {m}"
+        );
+        assert!(m.contains("table"), "{set}: {m}");
+    }
+    let m = fails(
+        BASE,
+        &["path.forward.aqm=red", "path.forward.red=\"yes\""],
+        "path.forward.red",
+    );
+    assert!(m.contains("expected a table such as { min = 5"), "{m}");
+    // Unit enums said "invalid type: unit variant, expected string only".
+    for (set, field) in [
+        ("path.forward.aqm=5", "path.forward.aqm"),
+        (
+            r#"path.forward.loss={ model = 5, p = "1%" }"#,
+            "path.forward.loss.model",
+        ),
+    ] {
+        let m = fails(BASE, &[set], field);
+        assert!(
+            m.contains("expected a string") && !m.contains("variant"),
+            "{m}"
+        );
+    }
+    let m = fails(BASE, &["path.forward.aqm=codel"], "path.forward.aqm");
+    assert!(m.contains(r#""droptail" or "red""#), "{m}");
+}
+
 /// `duration = "0.4ns"` was "must be greater than zero".
 #[test]
 fn a_duration_that_rounds_to_zero_is_reported_as_such() {
     let m = fails(BASE, &["duration=0.4ns"], "duration");
     assert!(m.contains("rounds to zero at the 1 ns resolution"), "{m}");
+}
+
+/// `ack_eliciting_threshold = 1.5` was reported as `got "1.5"`, as if a string.
+#[test]
+fn a_fractional_count_is_quoted_as_a_number() {
+    let m = fails(
+        BASE,
+        &["transport.ack_eliciting_threshold=1.5"],
+        "transport.ack_eliciting_threshold",
+    );
+    assert!(m.ends_with("got 1.5"), "{m}");
+    let m = fails(BASE, &["mtu=1.5"], "mtu");
+    assert!(m.ends_with("got 1.5"), "{m}");
+}
+
+/// `--set seed=18446744073709551615` (a valid u64 that a TOML integer cannot hold) said
+/// `invalid type: string "18446744073709551615", expected u64`.
+#[test]
+fn every_u64_seed_is_accepted() {
+    let s = load(BASE, &["seed=18446744073709551615"]).unwrap();
+    assert_eq!(s.seed, u64::MAX);
+    let s = load(&format!("seed = \"18446744073709551615\"\n{BASE}"), &[]).unwrap();
+    assert_eq!(s.seed, u64::MAX);
+    assert_eq!(load(BASE, &["seed=0"]).unwrap().seed, 0);
+    for (seed, needle) in [
+        (
+            "18446744073709551616",
+            "18446744073709551616 is out of range",
+        ),
+        ("-1", "-1 is out of range"),
+        ("1.5", "got 1.5"),
+        ("\"abc\"", "got \"abc\""),
+        ("true", "expected an integer from 0 to 18446744073709551615"),
+    ] {
+        let m = fails(BASE, &[&format!("seed={seed}")], "seed");
+        assert!(m.contains(needle), "{seed}: {m}");
+    }
+    // Other integers too large for TOML are out of range, not strings.
+    let m = fails(BASE, &["mtu=99999999999999999999"], "mtu");
+    assert!(m.contains("99999999999999999999 is out of range"), "{m}");
+    let m = fails(BASE, &["flow.count=-3"], "flow[0].count");
+    assert!(m.contains("-3 is out of range"), "{m}");
+}
+
+/// `--set flow.-1.cc=cubic` said "`flow[0].-1` does not exist": `-1` was taken as a key for
+/// every element.
+#[test]
+fn an_override_index_that_is_not_a_valid_number_is_named() {
+    for key in ["flow.-1.cc", "flow.99999999999999999999.cc"] {
+        let err = load(BASE, &[&format!("{key}=cubic")]).unwrap_err();
+        assert!(matches!(err, ScenarioError::Override { .. }), "{err}");
+        let m = err.to_string();
+        let index = key.split('.').nth(1).unwrap();
+        assert!(
+            m.contains(&format!("`{index}` is not a valid index into `flow`")),
+            "{m}"
+        );
+    }
 }
 
 // ---- unknown keys ------------------------------------------------------------------------

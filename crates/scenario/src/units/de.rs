@@ -35,6 +35,12 @@ pub(crate) trait FieldReader {
         self.parse(&value.to_string())
     }
 
+    /// Reads a floating-point number. By default it is text missing its unit, as an integer
+    /// is; a field of whole numbers says it got a fraction instead.
+    fn parse_float(&self, value: f64) -> Result<Self::Value, Self::Error> {
+        self.parse(&value.to_string())
+    }
+
     /// Reads a table, for fields that may be one (a loss model); `None` (the default) makes a
     /// table the wrong type.
     fn parse_table<'de, A: de::MapAccess<'de>>(
@@ -69,9 +75,9 @@ impl<'de, R: FieldReader> Visitor<'de> for UnitVisitor<R> {
         self.0.parse_integer(v.into()).map_err(E::custom)
     }
 
-    // A float lacks its unit as an integer does; the text parser says so.
+    // A float lacks its unit as an integer does; the text parser says so (by default).
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<R::Value, E> {
-        self.visit_str(&v.to_string())
+        self.0.parse_float(v).map_err(E::custom)
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<R::Value, A::Error> {
