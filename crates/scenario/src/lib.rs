@@ -31,6 +31,7 @@ mod values;
 
 pub use apps::Download;
 pub use error::{FieldError, ScenarioError};
+pub use load::read_text;
 pub use model::{
     DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_TO_BYTES, FlowSpec, MAX_FLOWS,
     MAX_MTU_BYTES, MAX_NAME_BYTES, MAX_QUEUE_BYTES, MAX_TIME_SERIES_ROWS, MIN_MTU_BYTES,

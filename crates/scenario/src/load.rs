@@ -26,32 +26,40 @@ use crate::raw::RawScenario;
 #[cfg(test)]
 mod tests;
 
+/// Reads a scenario file's text for [`Scenario::from_toml_str`], for a caller that needs the
+/// text too (to load it again with other overrides): errors name the file, and a file that is
+/// not UTF-8 the line and column of its first bad byte ([`ScenarioError::NotUtf8`]), which
+/// `std::fs::read_to_string` does not.
+pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
+        origin: origin.clone(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        // Characters before the bad byte on its line (the prefix is valid UTF-8).
+        let column = String::from_utf8_lossy(&valid[line_start..])
+            .chars()
+            .count()
+            + 1;
+        ScenarioError::NotUtf8 {
+            origin,
+            line,
+            column,
+            byte: e.as_bytes()[valid.len()],
+        }
+    })
+}
+
 impl Scenario {
     /// Reads and validates a scenario file, after applying `overrides` (each `key=value`, see
     /// [`Scenario::from_toml_str`]).
     pub fn from_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-        let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
-            origin: origin.clone(),
-            source,
-        })?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            // Characters before the bad byte on its line (the prefix is valid UTF-8).
-            let column = String::from_utf8_lossy(&valid[line_start..])
-                .chars()
-                .count()
-                + 1;
-            ScenarioError::NotUtf8 {
-                origin: origin.clone(),
-                line,
-                column,
-                byte: e.as_bytes()[valid.len()],
-            }
-        })?;
-        Self::from_toml_str(&text, &origin, overrides)
+        let text = read_text(path)?;
+        Self::from_toml_str(&text, &path.display().to_string(), overrides)
     }
 
     /// Parses and validates scenario text; `origin` names it in errors.

@@ -1503,6 +1503,35 @@ fn a_file_that_is_not_utf8_names_the_position() {
     );
 }
 
+/// The CLI read files with `read_to_string` ("stream did not contain valid UTF-8", no
+/// position) because it keeps the text to load it again; `read_text` gives it the position.
+#[test]
+fn read_text_names_the_position_of_a_byte_that_is_not_utf8() {
+    let path = std::env::temp_dir().join(format!("scenario-read-text-{}.toml", std::process::id()));
+    std::fs::write(&path, b"name = \"x\"\nduration = \"1\xffs\"\n").unwrap();
+    let err = crate::read_text(&path).unwrap_err();
+    let _ = std::fs::remove_file(&path);
+    assert!(matches!(
+        err,
+        ScenarioError::NotUtf8 {
+            line: 2,
+            column: 14,
+            byte: 0xff,
+            ..
+        }
+    ));
+    assert!(
+        err.to_string().starts_with(&path.display().to_string()),
+        "{err}"
+    );
+    let err = crate::read_text(Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/x.toml: cannot read"),
+        "{err}"
+    );
+}
+
 #[test]
 fn missing_file_names_it() {
     let err = Scenario::from_file(Path::new("/nonexistent/x.toml"), &[]).unwrap_err();
