@@ -65,8 +65,7 @@ pub fn scenario_source(name_or_path: &str) -> anyhow::Result<(String, String)> {
     // A directory named like a built-in (say ./thesis-geo holding earlier results) is not a
     // scenario file: the built-in is meant.
     if path.is_file() || (path.exists() && builtin::get(name_or_path).is_none()) {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading scenario {}", path.display()))?;
+        let text = scenario::read_text(&path)?;
         return Ok((text, path.display().to_string()));
     }
     match builtin::get(name_or_path) {
