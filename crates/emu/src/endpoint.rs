@@ -318,15 +318,19 @@ pub fn client_endpoint(
     Ok(endpoint)
 }
 
+/// The largest UDP payload the real-time endpoints accept: a 9 000 B jumbo frame's.
+pub const MAX_UDP_PAYLOAD_BYTES: u16 = 9_000 - 28;
+
 /// quinn's endpoint settings, except the largest UDP payload it accepts: quinn's default
 /// (1 472 B) caps every datagram at an Ethernet MTU whatever the transport's `initial_mtu`
-/// says, so a path with jumbo frames would carry 1 500 B packets. The transport's MTU (the
-/// scenario's, through `quinn_satellite`) is what the connection sends; the endpoint takes
-/// anything up to UDP's limit.
+/// says, so a path with jumbo frames would carry 1 500 B packets. Up to a 9 000 B MTU the
+/// transport's (the scenario's, through `quinn_satellite`) is what the connection sends. Not
+/// UDP's 65 527 B: quinn sizes each endpoint's receive buffers from this (64 segments × 32
+/// datagrams), 134 MB at UDP's limit against 18 MB here.
 pub fn endpoint_config() -> quinn::EndpointConfig {
     let mut config = quinn::EndpointConfig::default();
     config
-        .max_udp_payload_size(65_527)
-        .expect("65 527 B is UDP's largest payload, within quinn's bounds");
+        .max_udp_payload_size(MAX_UDP_PAYLOAD_BYTES)
+        .expect("a jumbo frame's payload is within quinn's bounds");
     config
 }
