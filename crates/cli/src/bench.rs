@@ -55,9 +55,16 @@ fn crypto_floor(datagrams: u64, size: usize) -> Duration {
 
 /// Runs the benchmark and prints one line per case.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
-    println!(
+    outln!(
         "{:<14} {:<8} {:>8} {:>9} {:>10} {:>12} {:>11} {:>9}",
-        "scenario", "cc", "sim s", "wall s", "sim/wall", "datagrams/s", "crypto s", "x crypto"
+        "scenario",
+        "cc",
+        "sim s",
+        "wall s",
+        "sim/wall",
+        "datagrams/s",
+        "crypto s",
+        "x crypto"
     );
     for name in &args.scenario {
         let scenario = load_scenario(name, &[])?;
@@ -85,7 +92,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
                     .collect(),
             );
             let simulated = outcome.end_time.as_secs_f64();
-            println!(
+            outln!(
                 "{:<14} {:<8} {:>8.1} {:>9.3} {:>9.0}x {:>12.0} {:>11.3} {:>8.1}x",
                 scenario.name,
                 cc,

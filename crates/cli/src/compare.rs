@@ -29,7 +29,7 @@ fn label(dir: &Path) -> String {
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let pairs = report::compare::compare(&args.a, &args.b)?;
     let (la, lb) = (label(&args.a), label(&args.b));
-    println!(
+    outln!(
         "{:<10} {:<12} {:>14} {:>14} {:>8} {:>12} {:>12} {:>8}",
         "cc",
         "flow",
@@ -43,7 +43,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let pct = |x: f64, y: f64| format!("{:+.1}%", (y / x - 1.0) * 100.0);
     for pair in &pairs {
         let ([ga, gb], [ca, cb]) = (pair.goodput_bps, pair.completion_s);
-        println!(
+        outln!(
             "{:<10} {:<12} {:>14.3} {:>14.3} {:>8} {:>12} {:>12} {:>8}",
             pair.cc,
             pair.flow,
@@ -77,6 +77,6 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let title = format!("goodput, 1 s sliding average: {la} vs {lb}");
     let written = report::compare::plot(&out.join("compare"), &pairs, [&na, &nb], &title)?;
-    println!("wrote {}", written[0].display());
+    outln!("wrote {}", written[0].display());
     Ok(())
 }

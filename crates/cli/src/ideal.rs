@@ -56,20 +56,18 @@ pub fn ideal(args: IdealArgs) -> anyhow::Result<()> {
         .into_iter()
         .filter(|&t| t <= horizon.as_secs_f64())
         .collect();
-    println!(
-        "deviation of simulated transmitted data from the model (eq. 8 Hybla, eq. 4 NewReno):"
-    );
-    print!("{:<14} {:>8}", "rules", "RTT ms");
+    outln!("deviation of simulated transmitted data from the model (eq. 8 Hybla, eq. 4 NewReno):");
+    out!("{:<14} {:>8}", "rules", "RTT ms");
     for t in &marks {
-        print!(" {:>9}", format!("{t}s"));
+        out!(" {:>9}", format!("{t}s"));
     }
-    println!(" {:>14} {:>14}", "segments@end", "model@end");
+    outln!(" {:>14} {:>14}", "segments@end", "model@end");
     for (cc, rtt_ms, row) in ideal::deviations(&curves, &marks) {
-        print!("{cc:<14} {rtt_ms:>8.0}");
+        out!("{cc:<14} {rtt_ms:>8.0}");
         for value in &row {
             match value {
-                Some(d) => print!(" {:>8.1}%", d * 100.0),
-                None => print!(" {:>9}", "-"),
+                Some(d) => out!(" {:>8.1}%", d * 100.0),
+                None => out!(" {:>9}", "-"),
             }
         }
         let end = curves
@@ -80,10 +78,10 @@ pub fn ideal(args: IdealArgs) -> anyhow::Result<()> {
         let model_r = if cc == "hybla" { 0.025 } else { rtt_ms / 1e3 };
         let model =
             ideal::transmitted_segments(horizon.as_secs_f64(), model_r, ideal::GAMMA_SEGMENTS);
-        println!(" {end:>14.0} {model:>14.0}");
+        outln!(" {end:>14.0} {model:>14.0}");
     }
     for figure in ["ideal.png", "ideal-newreno.png"] {
-        println!("wrote {}", args.out.join(figure).display());
+        outln!("wrote {}", args.out.join(figure).display());
     }
     Ok(())
 }

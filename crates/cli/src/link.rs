@@ -125,7 +125,7 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
     })
     .with_context(|| format!("starting the relay on {}", args.listen))?;
     let granted = relay.stats().socket_buffer;
-    eprintln!(
+    errln!(
         "relaying {} -> {} (socket buffers {} B receive / {} B send; Ctrl-C to stop)",
         relay.local_addr(),
         args.to,
@@ -143,7 +143,7 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
     }
     let stats = relay.stats();
     relay.stop();
-    println!(
+    outln!(
         "forward: {} delivered, {} queue drops, {} lost; return: {} delivered, {} queue drops, {} lost; clients {}, overload drops {}, kernel drops {}, send errors {}; lateness p50 {} µs, p99 {} µs",
         stats.forward.delivered_packets,
         stats.forward.queue_drops,
@@ -184,7 +184,7 @@ pub fn link_bench(args: LinkBenchArgs) -> anyhow::Result<()> {
     if duration < Duration::from_secs(2) {
         bail!("--duration: at least 2s (the first second fills the buffer)");
     }
-    println!(
+    outln!(
         "{:>10} {:>12} {:>12} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>11}",
         "configured",
         "offered",
@@ -203,7 +203,7 @@ pub fn link_bench(args: LinkBenchArgs) -> anyhow::Result<()> {
             bail!("--rates: {r:?} must be greater than zero");
         }
         let a = emu::accuracy::measure(rate, delay, duration, 1.1)?;
-        println!(
+        outln!(
             "{:>10} {:>12} {:>12} {:>8.1}% {:>8} µs {:>8} µs {:>8} µs {:>10} {:>12} {:>9} MB",
             r,
             format!("{:.1} Mbit/s", a.offered_bps / 1e6),

@@ -88,7 +88,7 @@ impl Subscriber for Stderr {
             Level::DEBUG => "debug",
             Level::TRACE => "trace",
         };
-        eprintln!("{level}: {}{}", line.message, line.fields);
+        errln!("{level}: {}{}", line.message, line.fields);
     }
 
     fn enter(&self, _: &span::Id) {}

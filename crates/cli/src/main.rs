@@ -3,6 +3,11 @@
 //! A thin shell: parse flags (clap), call into `lab`, print, and turn errors into messages
 //! that name the flag or file at fault.
 
+// Output goes through `console` (outln!, out!, errln!), which survives a closed pipe.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+#[macro_use]
+mod console;
 mod bench;
 mod compare;
 mod ideal;
@@ -82,15 +87,21 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::compare(args),
         Command::Scenarios => {
             for (name, _) in scenario::builtin::SCENARIOS {
-                println!("{name}");
+                outln!("{name}");
             }
             Ok(())
         }
     };
+    // A stdout closed by its reader (`| head`) is no failure; any other is, once the work is
+    // done and written.
+    let result = match (result, console::finish()) {
+        (Ok(()), Some(error)) => Err(anyhow::Error::new(error).context("writing to stdout")),
+        (result, _) => result,
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {}", message(&error));
+            errln!("error: {}", message(&error));
             ExitCode::FAILURE
         }
     }

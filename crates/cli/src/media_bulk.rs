@@ -68,7 +68,7 @@ pub fn media_bulk(args: MediaBulkArgs) -> anyhow::Result<()> {
             if !target.pass {
                 failed += 1;
             }
-            println!(
+            outln!(
                 "{:<5} {:<22} {} — mean {:.3}, worst {:.3} (seed {})",
                 if target.pass { "PASS" } else { "FAIL" },
                 result.id,
@@ -79,7 +79,7 @@ pub fn media_bulk(args: MediaBulkArgs) -> anyhow::Result<()> {
             );
         }
     }
-    println!(
+    outln!(
         "{} cases, {failed} target(s) failed; table: {}",
         results.len(),
         args.out.join("table.md").display()

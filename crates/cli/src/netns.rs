@@ -42,7 +42,7 @@ pub struct NetnsArgs {
 pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
     if args.cleanup {
         ipnet::delete(&args.prefix).context("deleting the namespaces")?;
-        println!("deleted {0}-client and {0}-server", args.prefix);
+        outln!("deleted {0}-client and {0}-server", args.prefix);
         return Ok(());
     }
     let (forward, return_link, mtu) = match &args.scenario {
@@ -69,7 +69,7 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
     })
     .context("setting up the namespaces")?;
     let p = &args.prefix;
-    eprintln!(
+    errln!(
         "up: {p}-client ({CLIENT_ADDRESS}) <-> emulated path <-> {p}-server ({SERVER_ADDRESS}); for example\n  \
          ip netns exec {p}-server iperf3 -s\n  ip netns exec {p}-client iperf3 -c {SERVER_ADDRESS} -R -C cubic -t 60\n  \
          ip netns exec {p}-server satquic serve --listen {SERVER_ADDRESS}:4433 --cert-out /tmp/sq.pem\n  \
@@ -104,12 +104,16 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
             buckets,
         })
         .collect();
-    println!(
+    outln!(
         "{:<6} {:>11} {:>11} {:>14} {:>12}",
-        "proto", "server port", "client port", "bytes to client", "avg Mbit/s"
+        "proto",
+        "server port",
+        "client port",
+        "bytes to client",
+        "avg Mbit/s"
     );
     for flow in ipflows::summarize(&flows, BUCKET) {
-        println!(
+        outln!(
             "{:<6} {:>11} {:>11} {:>14} {:>12.3}",
             flow.protocol,
             flow.server_port,
@@ -120,7 +124,7 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
     }
     let written = ipflows::write(&args.out, &flows, BUCKET)?;
     let csv_path = &written[0];
-    println!(
+    outln!(
         "forward: {} delivered, {} queue drops; return: {} delivered, {} queue drops; kernel drops at the TUN devices: {}; wrote {} and flows.png",
         forward.delivered_packets,
         forward.queue_drops,

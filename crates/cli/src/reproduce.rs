@@ -62,13 +62,13 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
     let report = reproduce::write_report(&args.out, &sections, &command, args.quick)?;
     let verdicts = reproduce::verdicts(&sections);
     for (id, criterion, measured, pass) in &verdicts {
-        println!(
+        outln!(
             "{:<5} {id:<17} {criterion} — {measured}",
             if *pass { "PASS" } else { "FAIL" }
         );
     }
     let failed = verdicts.iter().filter(|v| !v.3).count();
-    println!(
+    outln!(
         "{} checks, {} failed; report: {}",
         verdicts.len(),
         failed,

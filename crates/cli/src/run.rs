@@ -146,11 +146,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .iter()
         .map(|t| Some(t.speedup))
         .collect();
-    println!("{}", report::table::render(&summary, &speed));
+    outln!("{}", report::table::render(&summary, &speed));
     warn_unfaithful(&summary);
-    println!("wrote {}:", out.display());
+    outln!("wrote {}:", out.display());
     for path in written {
-        println!("  {}", path.display());
+        outln!("  {}", path.display());
     }
     if interrupted {
         bail!(
@@ -175,7 +175,7 @@ fn warn_unfaithful(summary: &report::summary::Summary) {
             .emulator_lateness
             .filter(|l| l.p99_us > UNFAITHFUL_LATENESS_P99_US)
         {
-            eprintln!(
+            errln!(
                 "warning: {} seed {}: 1 % of the emulator's deliveries were more than {:.1} ms \
                  late against the model (max {:.1} ms); the machine was too busy for this run \
                  to be faithful, and its RTTs are inflated",
@@ -188,10 +188,14 @@ fn warn_unfaithful(summary: &report::summary::Summary) {
         let drops = run.emulator_drops;
         let lost = drops.kernel + drops.overload + drops.send_errors;
         if lost > 0 {
-            eprintln!(
+            errln!(
                 "warning: {} seed {}: the emulator lost {lost} datagrams outside the model \
                  (kernel socket drops {}, hand-off overload {}, send errors {})",
-                run.cc, run.seed, drops.kernel, drops.overload, drops.send_errors
+                run.cc,
+                run.seed,
+                drops.kernel,
+                drops.overload,
+                drops.send_errors
             );
         }
     }

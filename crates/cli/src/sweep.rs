@@ -163,7 +163,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             ),
             None => String::new(),
         };
-        println!("sweep checked: {runs} runs{in_shard}");
+        outln!("sweep checked: {runs} runs{in_shard}");
         return Ok(());
     }
     let out = args
@@ -197,7 +197,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         None => sweep::run(&plan, &out, threads, &counter, &cancel)?,
     };
     bar.finish_and_clear();
-    println!(
+    outln!(
         "{} runs ({} already in {}), {} rows in {}",
         outcome.total_runs,
         outcome.skipped_runs,
@@ -212,7 +212,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(shard) = args.shard {
-        println!(
+        outln!(
             "shard {shard} done ({runs} of the sweep's {all_runs} runs); when all {} shards are, combine them: satquic sweep merge DIR... --out DIR",
             shard.count
         );
@@ -226,7 +226,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         &out.join(&args.metric),
     )?;
     for p in plots {
-        println!("  {}", p.display());
+        outln!("  {}", p.display());
     }
     Ok(())
 }
@@ -235,7 +235,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 fn merge(args: MergeArgs) -> anyhow::Result<()> {
     check_metric(&args.metric)?;
     let outcome = sweep::merge(&args.dirs, &args.out)?;
-    println!(
+    outln!(
         "{} shards, {} runs, {} rows in {}",
         outcome.shards,
         outcome.runs,
@@ -250,7 +250,7 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
         &args.out.join(&args.metric),
     )?;
     for p in plots {
-        println!("  {}", p.display());
+        outln!("  {}", p.display());
     }
     Ok(())
 }

@@ -14,10 +14,16 @@ fn satquic(args: &[&str]) -> Output {
 }
 
 fn scenario_file(name: &str, body: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static WRITES: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!("satquic-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
+    // Tests run in parallel and several write the same file: each writes its own copy and
+    // renames it into place, so that none reads a half-written one.
+    let staged = dir.join(format!("{name}.{}", WRITES.fetch_add(1, Ordering::Relaxed)));
+    std::fs::write(&staged, body).unwrap();
+    std::fs::rename(&staged, &path).unwrap();
     path
 }
 
@@ -539,4 +545,35 @@ fn bad_ack_thinning_flags_are_named() {
         ],
         &["--ack-thinning", "--path"],
     );
+}
+
+/// A fresh directory for one test's files.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("satquic-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly_with_its_results_written() {
+    use std::process::Stdio;
+    let dir = temp_dir("pipe");
+    let out = dir.join("results");
+    let path = scenario_file("valid.toml", VALID);
+    // As `satquic run … | head -0`: the reader is gone before the first line.
+    let mut child = Command::new(SATQUIC)
+        .args(["run", path.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    drop(child.stdout.take());
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.join("summary.json").exists());
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -122,7 +122,7 @@ fn resume_keeper(file: Option<&std::path::Path>) -> anyhow::Result<Arc<ResumeKee
     // warning after the first connection.
     keeper.save().context("--resume-store")?;
     if let Some(file) = file {
-        eprintln!(
+        errln!(
             "Careful Resume store {}: {} saved path(s) loaded{}",
             file.display(),
             report.loaded,
@@ -276,7 +276,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .clone()
                 .unwrap_or_else(|| std::env::temp_dir().join("satquic-serve-cert.pem"));
             std::fs::write(&out, &cert).with_context(|| format!("writing {}", out.display()))?;
-            eprintln!(
+            errln!(
                 "self-signed certificate for \"localhost\" written to {} (use it as the client's --ca)",
                 out.display()
             );
@@ -304,7 +304,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
         let server = Server::start(options)?;
-        eprintln!(
+        errln!(
             "perf server on {} ({}{}; also media/bulk sessions for `satquic get --media/--bulk`), Ctrl-C to stop",
             server.local_addr()?,
             args.cc,
@@ -449,7 +449,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
             Trust::Roots(roots)
         }
         (None, true) => {
-            eprintln!("WARNING: --insecure: the server's certificate is NOT verified");
+            errln!("WARNING: --insecure: the server's certificate is NOT verified");
             Trust::InsecureAcceptAnything
         }
         (None, false) => bail!(
@@ -515,7 +515,7 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
         },
     };
     if args.no_verify {
-        eprintln!("WARNING: --no-verify: content is counted, not checked");
+        errln!("WARNING: --no-verify: content is counted, not checked");
     }
     let bar = ProgressBar::with_draw_target(
         download_bytes,
@@ -551,9 +551,9 @@ pub fn get(args: GetArgs) -> anyhow::Result<()> {
     })?;
     bar.finish_and_clear();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!(
+        outln!(
             "{}: {} bytes {} in {:.2} s = {:.3} Mbit/s; handshake {:.3} s, first byte {}; {}",
             report.server,
             report.bytes_received,

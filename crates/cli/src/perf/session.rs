@@ -195,7 +195,7 @@ pub(super) fn get_session(args: &GetArgs, server: SocketAddr, trust: Trust) -> a
     }))?;
     let summary = session_summary(&request, &report, args);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        outln!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print_session(&summary);
     }
@@ -326,7 +326,7 @@ fn perf_entry(
 }
 
 fn print_session(summary: &SessionSummary) {
-    println!(
+    outln!(
         "{}: {:.1} s of media/bulk, scheduler {}; handshake {:.3} s, clock offset {:+.2} ms",
         summary.server,
         summary.duration_s,
@@ -347,10 +347,10 @@ fn print_session(summary: &SessionSummary) {
         };
         if app["kind"] == "perf" {
             if app.get("bytes_received").is_none() {
-                println!("  perf: no report (the session ended early)");
+                outln!("  perf: no report (the session ended early)");
                 continue;
             }
-            println!(
+            outln!(
                 "  perf: {} bytes {} in {:.2} s = {:.3} Mbit/s, first byte {}; {} bytes uploaded (the server received {})",
                 field("bytes_received"),
                 if app["verified"] == true {
@@ -368,7 +368,7 @@ fn print_session(summary: &SessionSummary) {
             );
         } else if app["kind"] == "media" {
             let delay = |p: &str| app["frame_delay_ms"][p].as_f64().unwrap_or(0.0);
-            println!(
+            outln!(
                 "  media ({direction}): {} of {} frames received, {} late (> {:.0} ms), {} cancelled; delay p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms; {goodput:.3} Mbit/s",
                 field("frames_received"),
                 field("frames_sent"),
@@ -380,7 +380,7 @@ fn print_session(summary: &SessionSummary) {
                 delay("p99"),
             );
         } else {
-            println!(
+            outln!(
                 "  bulk ({direction}): {} bytes in order, {goodput:.3} Mbit/s",
                 field("received_bytes")
             );
