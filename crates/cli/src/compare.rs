@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Args;
 
 /// Flags of `satquic compare`.
@@ -28,6 +27,9 @@ fn label(dir: &Path) -> String {
 /// Prints the table and writes `compare.png|svg`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let pairs = report::compare::compare(&args.a, &args.b)?;
+    // Checked before printing: the table is only worth showing with its plot.
+    let out = args.out.clone().unwrap_or_else(|| args.a.clone());
+    crate::flags::results_dir(if args.out.is_some() { "--out" } else { "DIR_A" }, &out)?;
     let (la, lb) = (label(&args.a), label(&args.b));
     outln!(
         "{:<10} {:<12} {:>14} {:>14} {:>8} {:>12} {:>12} {:>8}",
@@ -73,8 +75,6 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         }
     };
     let (na, nb) = (short(&la), short(&lb));
-    let out = args.out.clone().unwrap_or_else(|| args.a.clone());
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let title = format!("goodput, 1 s sliding average: {la} vs {lb}");
     let written = report::compare::plot(&out.join("compare"), &pairs, [&na, &nb], &title)?;
     outln!("wrote {}", written[0].display());

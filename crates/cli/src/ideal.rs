@@ -43,14 +43,13 @@ pub fn ideal(args: IdealArgs) -> anyhow::Result<()> {
     if horizon < Duration::from_secs(1) {
         anyhow::bail!("--horizon: at least 1s");
     }
+    crate::flags::results_dir("--out", &args.out)?;
     let visible = std::io::stderr().is_terminal();
     let labels: Vec<(String, u64)> = vec![("paper-ideal".into(), 1)];
     let bars = Bars::new(&labels, horizon, visible);
     let cancel = AtomicBool::new(false);
     let curves = ideal::run(&rtts, horizon, 1, &bars, &cancel)?;
     drop(bars);
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
     ideal::plot(&args.out.join("ideal"), &curves, horizon)?;
     let marks: Vec<f64> = [5.0, 10.0, horizon.as_secs_f64()]
         .into_iter()

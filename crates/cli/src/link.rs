@@ -86,7 +86,7 @@ pub struct LinkArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Receive and send buffer of every relay socket ("32MB"); by default 4 BDPs of the
-    /// fastest link, at least 8 MiB.
+    /// fastest link, at least 8 MiB. At least one full-size packet (the path's MTU).
     #[arg(long)]
     pub socket_buffer: Option<String>,
 }
@@ -117,9 +117,8 @@ pub fn link(args: LinkArgs) -> anyhow::Result<()> {
             .socket_buffer
             .as_deref()
             .map(|v| {
-                units::parse_size(v)
-                    .with_context(|| format!("--socket-buffer {v:?}"))
-                    .map(|b| b as usize)
+                crate::flags::packet_size("--socket-buffer", v, u64::from(mtu))
+                    .map(|b| usize::try_from(b).unwrap_or(usize::MAX))
             })
             .transpose()?,
     })

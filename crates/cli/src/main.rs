@@ -10,6 +10,7 @@
 mod console;
 mod bench;
 mod compare;
+mod flags;
 mod ideal;
 mod link;
 mod logging;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::Args;
 use studies::media_bulk::{self, Options};
 
@@ -19,8 +19,8 @@ pub struct MediaBulkArgs {
     /// Output directory (table.md, evaluation.json, each case's worst seed's outputs).
     #[arg(long, default_value = "out/media-bulk-targets")]
     pub out: PathBuf,
-    /// Seeds per case (1 to N).
-    #[arg(long, default_value_t = 5)]
+    /// Seeds per case: seeds 1 to N (N at most 10000).
+    #[arg(long, default_value_t = 5, value_parser = crate::flags::seeds())]
     pub seeds: u64,
     /// Exit with an error if any target fails.
     #[arg(long)]
@@ -33,11 +33,13 @@ pub struct MediaBulkArgs {
 /// Runs the command.
 pub fn media_bulk(args: MediaBulkArgs) -> anyhow::Result<()> {
     let threads = crate::progress::threads(args.threads)?;
-    if args.seeds == 0 {
-        bail!("--seeds: must be at least 1");
+    if args.cases.iter().any(|c| c.trim().is_empty()) {
+        bail!(
+            "CASES: an empty case name selects nothing; name a case or a prefix (e.g. geo, \
+             rmcat-5.1/hybla), or give none to run all"
+        );
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    crate::flags::results_dir("--out", &args.out)?;
     let cancel = crate::progress::cancel_on_ctrl_c();
     let counter = RunCounter::on_stderr();
     let bar = counter.0.clone();

@@ -60,6 +60,7 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(|d| units::parse_duration(d).with_context(|| format!("--duration {d:?}")))
         .transpose()?;
+    crate::flags::results_dir("--out", &args.out)?;
     let emulation = Netns::up(NetnsConfig {
         prefix: args.prefix.clone(),
         forward,
@@ -93,8 +94,6 @@ pub fn netns(args: NetnsArgs) -> anyhow::Result<()> {
     }
     let kernel_drops = emulation.kernel_drops();
     let (forward, back, flows) = emulation.down();
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
     let flows: Vec<IpFlow> = flows
         .into_iter()
         .map(|(key, buckets)| IpFlow {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::Args;
 use studies::reproduce::{self, Context};
 
@@ -29,16 +29,15 @@ pub struct ReproduceArgs {
     pub threads: Option<usize>,
     /// Seeds per cell of the fairness and loss matrices (1..=N): fairness shares as geometric
     /// means over the seeds with their range, ceiling fractions as means, loss verdicts
-    /// pooled. The other experiments run seed 1.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// pooled. The other experiments run seed 1. At most 10000.
+    #[arg(long, default_value_t = 1, value_parser = crate::flags::seeds())]
     pub seeds: u64,
 }
 
 /// Runs the command.
 pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
     let threads = crate::progress::threads(args.threads)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    crate::flags::results_dir("--out", &args.out)?;
     let cancel = crate::progress::cancel_on_ctrl_c();
     let counter = RunCounter::on_stderr();
     let bar = counter.0.clone();

@@ -19,16 +19,19 @@ pub struct RunArgs {
     /// Scenario file, or the name of a built-in scenario (see `satquic scenarios`).
     #[arg(default_value = builtin::DEFAULT)]
     pub scenario: String,
-    /// Run once per controller, overriding every flow's `cc` (comma-separated: newreno,cubic,bbr).
+    /// Run once per controller, overriding every flow's `cc` (comma-separated: newreno,cubic,bbr;
+    /// each once).
     #[arg(long, value_delimiter = ',')]
     pub cc: Vec<String>,
     /// First seed (default: the scenario's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Number of seeds per controller: seed, seed+1, ...
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    /// Number of seeds per controller (1 to 10000): seed, seed+1, ... (the last at most
+    /// 2^64 - 1).
+    #[arg(long, default_value_t = 1, value_parser = crate::flags::seeds())]
     pub seeds: u64,
-    /// Results directory (default: out/SCENARIO).
+    /// Results directory (default: out/SCENARIO), created (and checked writable) before the
+    /// runs start.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Override a scenario value, e.g. --set path.forward.rate=20Mbit --set flow.0.cc=cubic.
@@ -97,24 +100,28 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     let threads = crate::progress::threads(args.threads)?;
     let first_seed = args.seed.unwrap_or(scenario.seed);
-    let controllers: Vec<Option<String>> = if args.cc.is_empty() {
-        vec![None]
-    } else {
-        args.cc.iter().map(|c| Some(c.trim().to_owned())).collect()
-    };
+    let seeds = crate::flags::seed_range(first_seed, args.seeds)?;
+    let controllers = crate::flags::controllers(&args.cc)?;
     let specs: Vec<RunSpec> = controllers
         .iter()
         .flat_map(|cc| {
-            (0..args.seeds).map(move |i| RunSpec {
+            seeds.clone().map(move |seed| RunSpec {
                 cc_override: cc.clone(),
-                seed: first_seed + i,
+                seed,
             })
         })
         .collect();
+    // A controller typo is named before the results directory is made.
+    for spec in &specs {
+        for flow in &scenario.flows {
+            lab::plan::flow_controller(flow, spec)?;
+        }
+    }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
+    crate::flags::results_dir("--out", &out)?;
     let wants_qlog = scenario.flows.iter().any(|f| f.qlog);
     let qlog_root = wants_qlog.then(|| out.join("qlog"));
 

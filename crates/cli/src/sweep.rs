@@ -31,14 +31,14 @@ pub struct SweepArgs {
     /// A swept parameter: KEY=V1,V2,... (scenario keys as for --set); repeat for a grid.
     #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
     pub grid: Vec<String>,
-    /// Controllers (comma-separated), each overriding every flow's cc.
+    /// Controllers (comma-separated, each once), each overriding every flow's cc.
     #[arg(long, value_delimiter = ',')]
     pub cc: Vec<String>,
     /// First seed (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Seeds per point and controller.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, default_value_t = 1, value_parser = crate::flags::seeds())]
     pub seeds: u64,
     /// Fixed overrides applied to every point.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -142,15 +142,12 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         Scenario::from_toml_str(&text, &origin, &all)
     };
     let first_seed = args.seed.unwrap_or(base.seed);
+    let controllers = crate::flags::controllers(&args.cc)?;
     let plan = SweepPlan {
         load: &load,
         axes: axes.clone(),
-        controllers: if args.cc.is_empty() {
-            vec![None]
-        } else {
-            args.cc.iter().map(|c| Some(c.trim().to_owned())).collect()
-        },
-        seeds: (first_seed..first_seed + args.seeds).collect(),
+        controllers,
+        seeds: crate::flags::seed_range(first_seed, args.seeds)?.collect(),
     };
     if args.check {
         let runs = sweep::check(&plan)?;
@@ -170,6 +167,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-sweep", base.name)));
+    crate::flags::results_dir("--out", &out)?;
     let cancel = crate::progress::cancel_on_ctrl_c();
     let all_runs = sweep::points(&axes).len() * plan.controllers.len() * plan.seeds.len();
     let runs = match args.shard {

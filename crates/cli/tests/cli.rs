@@ -555,6 +555,215 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// As [`fails_mentioning`], for a command that would run until stopped if the flag were
+/// accepted (a server, a relay, a transfer that cannot move): it must fail within 60 s.
+fn fails_promptly_mentioning(args: &[&str], needles: &[&str]) {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(SATQUIC)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} was accepted: still running after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{args:?} should fail");
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: stderr lacks {needle:?}:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn seed_counts_past_the_shared_bound_are_refused_by_every_command_that_takes_them() {
+    // Each once panicked (capacity overflow) or died allocating its seed list.
+    for args in [
+        &[
+            "media-bulk",
+            "--seeds",
+            "18446744073709551615",
+            "thesis/cubic",
+        ][..],
+        &["media-bulk", "--seeds", "99999999999"],
+        &[
+            "reproduce",
+            "--quick",
+            "--seeds",
+            "99999999999",
+            "loss-matrix",
+        ],
+        &["run", "--seeds", "10001"],
+        &[
+            "sweep",
+            "thesis-geo",
+            "--grid",
+            "seed=1",
+            "--seeds",
+            "10001",
+        ],
+    ] {
+        fails_mentioning(args, &["--seeds", "1..=10000"]);
+    }
+}
+
+#[test]
+fn a_seed_range_past_the_largest_seed_is_refused_rather_than_wrapping_to_seed_zero() {
+    let path = scenario_file("valid.toml", VALID);
+    let path = path.to_str().unwrap();
+    let out = temp_dir("seed-range").join("results");
+    let out = out.to_str().unwrap();
+    let max = u64::MAX.to_string();
+    fails_mentioning(
+        &[
+            "run", path, "--seed", &max, "--seeds", "2", "--out", out, "--quiet",
+        ],
+        &["--seed", "--seeds 2", "largest seed"],
+    );
+    fails_mentioning(
+        &[
+            "sweep",
+            path,
+            "--grid",
+            "duration=2s",
+            "--seed",
+            &max,
+            "--seeds",
+            "2",
+            "--check",
+        ],
+        &["--seed", "--seeds 2", "largest seed"],
+    );
+    // The largest seed itself is fine.
+    let last = satquic(&["run", path, "--seed", &max, "--out", out, "--quiet"]);
+    assert!(
+        last.status.success(),
+        "{}",
+        String::from_utf8_lossy(&last.stderr)
+    );
+}
+
+#[test]
+fn a_controller_named_twice_is_refused() {
+    // Its runs would share a label: one table row and one qlog folder for two runs.
+    let path = scenario_file("valid.toml", VALID);
+    let path = path.to_str().unwrap();
+    let out = temp_dir("twice");
+    fails_mentioning(
+        &[
+            "run",
+            path,
+            "--cc",
+            "newreno, cubic,newreno",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+        &["--cc", "\"newreno\"", "twice"],
+    );
+    let _ = std::fs::remove_dir_all(out);
+    fails_mentioning(
+        &[
+            "sweep",
+            path,
+            "--grid",
+            "duration=2s",
+            "--cc",
+            "cubic,cubic",
+            "--check",
+        ],
+        &["--cc", "\"cubic\"", "twice"],
+    );
+}
+
+#[test]
+fn an_unwritable_results_directory_fails_every_command_before_it_runs() {
+    let dir = temp_dir("unwritable");
+    // A directory cannot be made under a file, even by root.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = file.join("results");
+    let out = out.to_str().unwrap();
+    let path = scenario_file("valid.toml", VALID);
+    let path = path.to_str().unwrap();
+    for args in [
+        &["run", path, "--out", out, "--quiet"][..],
+        &[
+            "sweep",
+            path,
+            "--grid",
+            "duration=2s,3s",
+            "--out",
+            out,
+            "--quiet",
+        ],
+        &["media-bulk", "thesis/cubic", "--seeds", "1", "--out", out],
+        &["reproduce", "--quick", "paper-ideal", "--out", out],
+        &["ideal", "--rtt", "25ms", "--horizon", "1s", "--out", out],
+    ] {
+        fails_mentioning(args, &["--out", out, "cannot create the results directory"]);
+    }
+    assert!(!file.join("results").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_empty_media_bulk_case_name_is_refused_rather_than_running_every_case() {
+    let out = temp_dir("empty-case");
+    let out = out.to_str().unwrap();
+    fails_mentioning(
+        &["media-bulk", "", "--out", out],
+        &["CASES", "empty case name"],
+    );
+    fails_mentioning(
+        &["media-bulk", "geo/cubic", " ", "--out", out],
+        &["CASES", "empty case name"],
+    );
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn windows_and_socket_buffers_too_small_for_one_packet_are_refused() {
+    // get would wait forever, serve and link would start.
+    fails_promptly_mentioning(
+        &["get", "127.0.0.1:9", "--insecure", "--window", "0B"],
+        &["--window", "0B", "one full-size packet"],
+    );
+    fails_promptly_mentioning(
+        &["serve", "--listen", "127.0.0.1:0", "--window", "1KB"],
+        &["--window", "1KB", "one full-size packet"],
+    );
+    for size in ["0B", "1KB"] {
+        fails_promptly_mentioning(
+            &[
+                "link",
+                "--listen",
+                "127.0.0.1:0",
+                "--to",
+                "127.0.0.1:9",
+                "--socket-buffer",
+                size,
+            ],
+            &["--socket-buffer", size, "one full-size packet"],
+        );
+    }
+}
+
 #[test]
 fn a_closed_stdout_ends_the_command_quietly_with_its_results_written() {
     use std::process::Stdio;

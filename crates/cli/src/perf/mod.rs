@@ -60,7 +60,7 @@ fn endpoint_transport(
     let Some(path) = path else {
         let mut config = endpoint::transport(
             controller(cc, cc_params, None, resume)?,
-            size("--window", window)?,
+            window_bytes(window)?,
         );
         // Not told: only a resumed connection, which will send at the saved rate from its
         // second round trip, asks for thinning.
@@ -139,6 +139,12 @@ fn resume_keeper(file: Option<&std::path::Path>) -> anyhow::Result<Arc<ResumeKee
     Ok(Arc::new(keeper))
 }
 
+/// `--window`: at least one full-size packet (a window of 0 B lets nothing through, and the
+/// transfer would wait forever).
+fn window_bytes(window: &str) -> anyhow::Result<u64> {
+    crate::flags::packet_size("--window", window, crate::flags::PACKET_BYTES)
+}
+
 fn size(flag: &str, v: &str) -> anyhow::Result<u64> {
     units::parse_size(v).with_context(|| format!("{flag} {v:?}"))
 }
@@ -156,6 +162,8 @@ fn endpoint_recipe(
     ack_thinning: Option<u32>,
     resume: Option<Arc<ResumeKeeper>>,
 ) -> anyhow::Result<endpoint::TransportRecipe> {
+    // Checked with --path too, where the preset sizes the windows: a bad flag is never silent.
+    window_bytes(window)?;
     endpoint_transport(side, path, cc, cc_params, window, ack_thinning, None)?;
     let (path, cc, cc_params, window) = (
         path.map(str::to_owned),
@@ -249,6 +257,8 @@ pub struct ServeArgs {
 
 /// Serves until Ctrl-C.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Before anything is written (the self-signed certificate).
+    window_bytes(&args.transport.window)?;
     let resumes = controller_resumes(&args.cc, &args.cc_params)?;
     if args.resume_store.is_some() && !resumes {
         bail!(
@@ -283,6 +293,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             endpoint::parse_identity(&cert, &key)?
         }
     };
+    if let Some(dir) = &args.log_dir {
+        crate::flags::results_dir("--log-dir", dir)?;
+    }
     let options = ServerOptions {
         listen: args.listen,
         identity,
@@ -329,7 +342,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// The transport flags `serve` and `get` share.
 #[derive(Debug, Args)]
 pub struct TransportArgs {
-    /// Flow-control windows and send buffer (without --path).
+    /// Flow-control windows and send buffer (without --path); at least one full-size packet
+    /// (1500 B).
     #[arg(long, default_value = "64MB")]
     pub window: String,
     /// Without --path: ask the peer to acknowledge only every K + 1 packets of this end's
