@@ -36,7 +36,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a scenario in virtual time and write summary.json, timeseries.csv and plots.
+    /// Run a scenario in virtual time and write summary.json, timeseries.csv and plots (an
+    /// earlier run's outputs in the same --out that this run does not rewrite are removed).
     Run(run::RunArgs),
     /// Run a scenario over a grid of parameter values, controllers and seeds (sweep.csv + plot).
     Sweep(sweep::SweepArgs),

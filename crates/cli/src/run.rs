@@ -13,6 +13,8 @@ use scenario::Scenario;
 use crate::progress::Bars;
 use scenario::builtin;
 
+mod outputs;
+
 /// Flags of `satquic run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -31,7 +33,11 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1, value_parser = crate::flags::seeds())]
     pub seeds: u64,
     /// Results directory (default: out/SCENARIO), created (and checked writable) before the
-    /// runs start.
+    /// runs start. It holds one run's outputs: once this run's results are written, the files
+    /// an earlier run wrote there that this one did not rewrite (summary.json, timing.json,
+    /// timeseries.csv, apps.csv, frames.csv, the goodput, goodput-inorder, cwnd and media
+    /// figures, qlog/LABEL-seedN/*.qlog|sqlog) are removed and listed. Other files are never
+    /// touched; a run interrupted before any run finished removes nothing.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Override a scenario value, e.g. --set path.forward.rate=20Mbit --set flow.0.cc=cubic.
@@ -122,8 +128,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
     crate::flags::results_dir("--out", &out)?;
+    let earlier = outputs::Earlier::find(&out);
     let wants_qlog = scenario.flows.iter().any(|f| f.qlog);
-    let qlog_root = wants_qlog.then(|| out.join("qlog"));
+    let qlog_root = wants_qlog.then(|| out.join(outputs::QLOG_DIR));
 
     let cancel = crate::progress::cancel_on_ctrl_c();
     let labels: Vec<(String, u64)> = specs
@@ -147,6 +154,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     let written = output::write_all(&out, &scenario, first_seed, args.seeds, &runs)
         .with_context(|| format!("writing results to {}", out.display()))?;
+    let rewritten_qlogs = match args.backend {
+        Backend::Sim => outputs::simulator_qlogs(&out, &scenario, &labels),
+        // The emulator's qlog files are named by their start time: never the same twice.
+        Backend::Emu => Vec::new(),
+    };
+    let removed = earlier.remove_stale(&written, &rewritten_qlogs);
     let summary = output::summarize(&scenario, first_seed, args.seeds, &runs);
     let speed: Vec<Option<f64>> = output::timing(&runs)
         .runs
@@ -158,6 +171,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     outln!("wrote {}:", out.display());
     for path in written {
         outln!("  {}", path.display());
+    }
+    if !removed.is_empty() {
+        outln!("removed an earlier run's outputs that this run did not rewrite:");
+        for path in removed {
+            outln!("  {}", path.display());
+        }
     }
     if interrupted {
         bail!(

@@ -590,6 +590,16 @@ fn fails_promptly_mentioning(args: &[&str], needles: &[&str]) {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// Sorted names of the entries of `dir`.
+fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn seed_counts_past_the_shared_bound_are_refused_by_every_command_that_takes_them() {
     // Each once panicked (capacity overflow) or died allocating its seed list.
@@ -719,6 +729,95 @@ fn an_unwritable_results_directory_fails_every_command_before_it_runs() {
         fails_mentioning(args, &["--out", out, "cannot create the results directory"]);
     }
     assert!(!file.join("results").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A small media and bulk scenario: its runs write apps.csv, frames.csv and media figures.
+const MEDIA: &str = r#"
+name = "m"
+duration = "2s"
+[path.forward]
+rate = "4Mbit"
+delay = "25ms"
+[path.return]
+rate = "4Mbit"
+delay = "25ms"
+[[flow]]
+name = "call"
+cc = "cubic"
+[[flow.app]]
+kind = "media"
+name = "media"
+bitrate = "1Mbit"
+[[flow.app]]
+kind = "bulk"
+name = "bulk"
+rate = "1Mbit"
+start = "1s"
+"#;
+
+#[test]
+fn a_run_removes_the_outputs_an_earlier_run_left_in_its_folder_and_nothing_else() {
+    let dir = temp_dir("stale");
+    let out = dir.join("results");
+    let out_arg = out.to_str().unwrap();
+    let media = scenario_file("media.toml", MEDIA);
+    let first = satquic(&[
+        "run",
+        media.to_str().unwrap(),
+        "--cc",
+        "cubic,hybla",
+        "--qlog",
+        "--out",
+        out_arg,
+        "--quiet",
+    ]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    for file in ["apps.csv", "frames.csv", "media-cubic-seed1.png", "qlog"] {
+        assert!(
+            out.join(file).exists(),
+            "{file} missing after the media run"
+        );
+    }
+    std::fs::write(out.join("notes.md"), "mine").unwrap();
+    std::fs::write(out.join("qlog").join("README"), "mine too").unwrap();
+
+    let plain = scenario_file("valid.toml", VALID);
+    let second = satquic(&["run", plain.to_str().unwrap(), "--out", out_arg, "--quiet"]);
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        stdout.contains("removed an earlier run's outputs") && stdout.contains("frames.csv"),
+        "{stdout}"
+    );
+    // Exactly the second run's outputs, and the files satquic does not own.
+    assert_eq!(
+        listing(&out),
+        [
+            "cwnd.png",
+            "cwnd.svg",
+            "goodput-inorder.png",
+            "goodput-inorder.svg",
+            "goodput.png",
+            "goodput.svg",
+            "notes.md",
+            "qlog",
+            "summary.json",
+            "timeseries.csv",
+            "timing.json",
+        ]
+    );
+    assert_eq!(listing(&out.join("qlog")), ["README"]);
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary.contains("\"scenario\": \"t\""), "{summary}");
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -143,6 +143,39 @@ fn series_label(runs: &[&CompletedRun], run: &CompletedRun, flow: usize) -> Stri
     }
 }
 
+/// Whether `name`, a file directly in a results directory, is one [`write_all`] writes (for
+/// some runs): summary.json, timing.json, timeseries.csv, apps.csv, frames.csv, and the
+/// goodput, goodput-inorder, cwnd and media figures (`media.png`, or
+/// `media-LABEL-seedN.png` for several runs) as PNG and SVG. Keep it in step with
+/// [`write_all`]: `satquic run` removes the files it names that a run did not rewrite.
+pub fn is_output_file(name: &str) -> bool {
+    const FILES: [&str; 5] = [
+        "summary.json",
+        "timing.json",
+        "timeseries.csv",
+        "apps.csv",
+        "frames.csv",
+    ];
+    const FIGURES: [&str; 4] = ["goodput", "goodput-inorder", "cwnd", "media"];
+    if FILES.contains(&name) {
+        return true;
+    }
+    let Some(stem) = name
+        .strip_suffix(".png")
+        .or_else(|| name.strip_suffix(".svg"))
+    else {
+        return false;
+    };
+    // media-LABEL-seedN: one media figure per run when there are several.
+    let per_run = stem
+        .strip_prefix("media-")
+        .and_then(|rest| rest.rsplit_once("-seed"))
+        .is_some_and(|(label, seed)| {
+            !label.is_empty() && !seed.is_empty() && seed.bytes().all(|b| b.is_ascii_digit())
+        });
+    FIGURES.contains(&stem) || per_run
+}
+
 /// Writes everything into `dir` (created if missing); returns the files written.
 pub fn write_all(
     dir: &Path,
@@ -591,6 +624,31 @@ mod tests {
         assert_eq!(line_colours(&["long", "short", "cubic"]), [4, 5, 2]);
         let many: Vec<String> = (0..12).map(|i| format!("flow {i}")).collect();
         assert_eq!(line_colours(&many)[..7], [4, 5, 6, 7, 8, 9, 0]);
+    }
+
+    #[test]
+    fn the_output_files_are_known_by_name() {
+        for name in [
+            "summary.json",
+            "timeseries.csv",
+            "frames.csv",
+            "goodput-inorder.svg",
+            "media.png",
+            "media-hybla(rtt0=50ms)-seed12.svg",
+        ] {
+            assert!(is_output_file(name), "{name}");
+        }
+        for name in [
+            "notes.md",
+            "summary.json.bak",
+            "goodput.pdf",
+            "media-extra.png",
+            "media--seed1.png",
+            "media-cubic-seed.png",
+            "sweep.csv",
+        ] {
+            assert!(!is_output_file(name), "{name}");
+        }
     }
 
     #[test]
