@@ -168,6 +168,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .collect();
     outln!("{}", report::table::render(&summary, &speed));
     warn_unfaithful(&summary);
+    warn_not_connected(&summary);
     outln!("wrote {}:", out.display());
     for path in written {
         outln!("  {}", path.display());
@@ -186,6 +187,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Tells on stderr which flows never connected: no handshake completed before the run ended
+/// (a path delay or an outage longer than the run, a flow starting too late). Their rows say
+/// `not_connected` and measure nothing.
+fn warn_not_connected(summary: &report::summary::Summary) {
+    for run in &summary.runs {
+        for flow in run.flows.iter().filter(|f| f.state == "not_connected") {
+            errln!(
+                "warning: {} seed {}: flow {:?} never connected (no handshake completed in \
+                 the run's {:.1} s); its results measure nothing",
+                run.cc,
+                run.seed,
+                flow.name,
+                run.end_s
+            );
+        }
+    }
 }
 
 /// 99th-percentile lateness of the emulator's deliveries beyond which a real-time run is

@@ -885,3 +885,26 @@ fn a_closed_stdout_ends_the_command_quietly_with_its_results_written() {
     assert!(out.join("summary.json").exists());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_flow_that_never_connected_is_named_in_a_warning() {
+    let late = scenario_file(
+        "never.toml",
+        &VALID.replacen("delay = \"10ms\"", "delay = \"1h\"", 1),
+    );
+    let dir = temp_dir("never");
+    let out = satquic(&[
+        "run",
+        late.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: newreno seed 1: flow \"f\" never connected"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
