@@ -43,7 +43,9 @@ pub struct SweepArgs {
     /// Fixed overrides applied to every point.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
-    /// Results directory (default: out/SCENARIO-sweep); rerunning into it resumes.
+    /// Results directory (default: out/SCENARIO-sweep). Rerunning the same sweep into it
+    /// resumes; a different one (scenario, --set, --grid, --cc, --seed, --seeds, satquic
+    /// version) is refused: sweep.json records which sweep wrote sweep.csv.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Metric to plot against the first swept parameter.

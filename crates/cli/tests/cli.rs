@@ -404,6 +404,8 @@ fn sweep_shards_merge_to_the_unsharded_bytes_and_bad_shards_are_named() {
         &["sweep", "merge", &dir("whole"), "--out", &dir("m2")],
         &["no shard-K-of-N.json"],
     );
+    // The merged folder is the unsharded sweep's: rerunning that sweep into it resumes.
+    sweep(&["--out", &dir("merged")]);
     fails_mentioning(&["sweep", "merge", "--out", &dir("m2")], &["<DIR>"]);
     let _ = std::fs::remove_dir_all(root);
 }
@@ -818,6 +820,55 @@ fn a_run_removes_the_outputs_an_earlier_run_left_in_its_folder_and_nothing_else(
     assert_eq!(listing(&out.join("qlog")), ["README"]);
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(summary.contains("\"scenario\": \"t\""), "{summary}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_sweep_resumes_only_itself_and_refuses_to_mix_in_another_configuration() {
+    let dir = temp_dir("sweep-id");
+    let out = dir.join("sweep");
+    let out_arg = out.to_str().unwrap();
+    let path = scenario_file("valid.toml", VALID);
+    let path = path.to_str().unwrap();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep", path, "--grid", "seed=1,2", "--out", out_arg, "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let args = sweep(&[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let first = satquic(&args);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let rows = std::fs::read(out.join("sweep.csv")).unwrap();
+    // The same sweep again: every run is already there.
+    let again = satquic(&args);
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("2 runs (2 already in"),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    for other in [
+        &["--set", "duration=3s"][..],
+        &["--cc", "cubic"],
+        &["--seeds", "2"],
+    ] {
+        let args = sweep(other);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails_mentioning(
+            &args,
+            &["sweep.csv", "holds another sweep", "to start over, remove"],
+        );
+    }
+    assert_eq!(std::fs::read(out.join("sweep.csv")).unwrap(), rows);
+    // A sweep.csv that does not say which sweep wrote it is not resumed either.
+    std::fs::remove_file(out.join("sweep.json")).unwrap();
+    fails_mentioning(&args, &["sweep.csv", "sweep.json", "to start over, remove"]);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -78,9 +78,23 @@ fn one_and_two_workers_give_identical_sweep_csv() {
 fn a_rerun_skips_finished_runs_and_ends_in_canonical_order() {
     let (partial, fresh) = (dir("partial"), dir("fresh"));
     let never = AtomicBool::new(false);
-    // First only one delay value (as if interrupted), then the full grid into the same
-    // directory: the four finished runs are skipped.
-    sweep::run(&plan("250ms"), &partial, 2, &Silent, &never).unwrap();
+    // The sweep as if interrupted after its 250 ms runs (appended first, out of canonical
+    // order): its sweep.json, and only their rows.
+    sweep::run(&plan("50ms,250ms"), &partial, 2, &Silent, &never).unwrap();
+    let csv = partial.join("sweep.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, line)| *i == 0 || line.starts_with("250ms,"))
+        .map(|(_, line)| line)
+        .collect();
+    assert_eq!(kept.len(), 1 + 4, "{text}");
+    std::fs::write(&csv, kept.join("\n") + "\n").unwrap();
+    // Another sweep (one delay only) is not mixed into it.
+    let other = sweep::run(&plan("250ms"), &partial, 2, &Silent, &never).unwrap_err();
+    assert!(other.to_string().contains("holds another sweep"), "{other}");
+    // The same sweep resumes: the four finished runs are skipped.
     let resumed = sweep::run(&plan("50ms,250ms"), &partial, 2, &Silent, &never).unwrap();
     assert_eq!((resumed.total_runs, resumed.skipped_runs), (8, 4));
     let direct = sweep::run(&plan("50ms,250ms"), &fresh, 2, &Silent, &never).unwrap();

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::error::{SweepError, results_error};
 use super::grid::Axis;
 use super::results::{RunKey, existing_rows, header, write_canonical};
+use super::run::write_sweep_record;
 use super::shard::{Shard, ShardManifest, read_manifest};
 
 /// What [`merge`] did.
@@ -226,6 +227,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome, SweepError> {
     let csv_path = out.join("sweep.csv");
     let rows = all_rows.len();
     write_canonical(&csv_path, &header, all_rows, order)?;
+    // As an unsharded run of the same sweep leaves it: that run resumes this file.
+    write_sweep_record(
+        out,
+        &first.manifest.sweep_id,
+        &first.manifest.satquic_version,
+    )?;
     Ok(MergeOutcome {
         csv: csv_path,
         axes,

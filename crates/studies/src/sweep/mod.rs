@@ -3,7 +3,10 @@
 //! and plotted as a metric against the first swept parameter with error bars over seeds.
 //!
 //! Rows are appended as runs finish, so an interrupted sweep keeps what it finished; a rerun
-//! into the same directory skips those runs. When the sweep completes the file is rewritten in
+//! of the same sweep into the same directory skips those runs. `sweep.json` next to sweep.csv
+//! records which sweep wrote it (the shards' sweep id), and a different sweep (another
+//! scenario, override, grid, controller list, seed list or build) is refused rather than
+//! mixed into it. When the sweep completes the file is rewritten in
 //! canonical order (point, controller, seed, flow), so its bytes do not depend on the number of
 //! worker threads or on interruptions.
 //!
@@ -31,5 +34,5 @@ pub use grid::{Axis, SweepPlan, check, parse_grid, points};
 pub use merge::{MergeOutcome, merge};
 pub use plot::{numeric, plot};
 pub use results::{METRIC_COLUMNS, NUMERIC_METRICS, RunKey, SweepMetrics, SweepRow};
-pub use run::{SweepOutcome, run, run_shard};
+pub use run::{SWEEP_ID_FILE, SweepOutcome, run, run_shard};
 pub use shard::{AxisRecord, Shard, ShardManifest};

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 use lab::runner::{self, Job, Progress, RunError};
+use serde::{Deserialize, Serialize};
 
 use super::error::{SweepError, results_error};
 use super::grid::{Entry, SweepPlan, entries};
@@ -52,6 +53,90 @@ pub fn run_shard(
     run_slice(plan, Some(shard), dir, threads, progress, cancel)
 }
 
+/// The file next to an unsharded sweep's sweep.csv that says which sweep wrote it.
+pub const SWEEP_ID_FILE: &str = "sweep.json";
+
+/// Contents of [`SWEEP_ID_FILE`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct SweepRecord {
+    /// Always [`SweepRecord::FORMAT`].
+    format: String,
+    /// Version of the satquic build that ran the sweep.
+    satquic_version: String,
+    /// The sweep's identity, as a shard manifest's (every run's resolved scenario,
+    /// controller and seed, and the build's version).
+    sweep_id: String,
+}
+
+impl SweepRecord {
+    const FORMAT: &'static str = "satquic-sweep/1";
+}
+
+/// An unsharded sweep resumes only itself: a sweep.csv in `dir` must come with the record of
+/// this very sweep (the same scenario, overrides, grid, controllers, seeds and build).
+fn check_unsharded(id_path: &Path, csv_path: &Path, this_id: &str) -> Result<(), SweepError> {
+    if !csv_path.exists() {
+        return Ok(());
+    }
+    let start_over = format!(
+        "to start over, remove {} and {} (or use another --out)",
+        csv_path.display(),
+        id_path.display()
+    );
+    if !id_path.exists() {
+        return Err(results_error(
+            csv_path,
+            format!(
+                "written by a sweep that left no {SWEEP_ID_FILE} (an older satquic, or a \
+                 sweep.csv copied in), so it cannot be told to be this sweep's to resume; \
+                 {start_over}"
+            ),
+        ));
+    }
+    let text = std::fs::read_to_string(id_path).map_err(|e| results_error(id_path, e))?;
+    let found: SweepRecord = serde_json::from_str(&text)
+        .map_err(|e| results_error(id_path, format!("not a sweep record: {e}; {start_over}")))?;
+    if found.format != SweepRecord::FORMAT {
+        return Err(results_error(
+            id_path,
+            format!(
+                "format {:?}, this build reads {:?}; {start_over}",
+                found.format,
+                SweepRecord::FORMAT
+            ),
+        ));
+    }
+    if found.sweep_id != this_id {
+        return Err(results_error(
+            csv_path,
+            format!(
+                "holds another sweep (id {}, satquic {}; this one is {}): a different \
+                 scenario, --set, --grid, --cc, --seed or --seeds, or another satquic \
+                 version. Rerun that sweep's own command to resume it; {start_over}",
+                found.sweep_id, found.satquic_version, this_id
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes [`SWEEP_ID_FILE`] into `dir`: sweep.csv there is sweep `sweep_id`'s (run by
+/// satquic `version`).
+pub(crate) fn write_sweep_record(
+    dir: &Path,
+    sweep_id: &str,
+    version: &str,
+) -> Result<(), SweepError> {
+    let path = dir.join(SWEEP_ID_FILE);
+    let record = SweepRecord {
+        format: SweepRecord::FORMAT.to_owned(),
+        satquic_version: version.to_owned(),
+        sweep_id: sweep_id.to_owned(),
+    };
+    let text = serde_json::to_string_pretty(&record).map_err(|e| results_error(&path, e))?;
+    std::fs::write(&path, text + "\n").map_err(|e| results_error(&path, e))
+}
+
 fn run_slice(
     plan: &SweepPlan,
     shard: Option<Shard>,
@@ -68,11 +153,12 @@ fn run_slice(
     let header = header(&plan.axes);
     let all = entries(plan)?;
     let order: Vec<RunKey> = all.iter().map(RunKey::of_entry).collect();
+    let this_id = sweep_id(&plan.axes, &all);
 
     let manifest = shard.map(|shard| ShardManifest {
         format: ShardManifest::FORMAT.to_owned(),
         satquic_version: env!("CARGO_PKG_VERSION").to_owned(),
-        sweep_id: sweep_id(&plan.axes, &all),
+        sweep_id: this_id.clone(),
         shard: shard.index,
         shards: shard.count,
         complete: false,
@@ -101,6 +187,11 @@ fn run_slice(
             }
         }
         write_manifest(&path, manifest)?;
+    }
+
+    if shard.is_none() {
+        check_unsharded(&dir.join(SWEEP_ID_FILE), &csv_path, &this_id)?;
+        write_sweep_record(dir, &this_id, env!("CARGO_PKG_VERSION"))?;
     }
 
     let previous = existing_rows(&csv_path, &header)?;
