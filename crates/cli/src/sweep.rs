@@ -28,10 +28,13 @@ pub struct SweepArgs {
     /// Scenario file or built-in name (a file named `merge` needs a path: ./merge).
     #[arg(required = true)]
     pub scenario: Option<String>,
-    /// A swept parameter: KEY=V1,V2,... (scenario keys as for --set); repeat for a grid.
+    /// A swept parameter: KEY=V1,V2,... (scenario keys as for --set); repeat for a grid. A
+    /// value holding commas must be a whole TOML inline table, array or quoted string, e.g.
+    /// path.forward.loss={ model = "bernoulli", p = "1%" },{ model = "bernoulli", p = "2%" }.
     #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
     pub grid: Vec<String>,
-    /// Controllers (comma-separated, each once), each overriding every flow's cc.
+    /// Controllers (comma-separated, each once), each overriding every flow's cc (so not
+    /// next to a --grid over flow.cc or flow.N.cc).
     #[arg(long, value_delimiter = ',')]
     pub cc: Vec<String>,
     /// First seed (default: the scenario's).
@@ -40,7 +43,7 @@ pub struct SweepArgs {
     /// Seeds per point and controller.
     #[arg(long, default_value_t = 1, value_parser = crate::flags::seeds())]
     pub seeds: u64,
-    /// Fixed overrides applied to every point.
+    /// Fixed overrides applied to every point (not of a key a --grid sweeps).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
     /// Results directory (default: out/SCENARIO-sweep). Rerunning the same sweep into it
@@ -125,6 +128,111 @@ fn check_metric(metric: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An override key's parts, trimmed: `flow. 0.cc` → flow, 0, cc.
+fn key_parts(key: &str) -> Vec<&str> {
+    key.split('.').map(str::trim).collect()
+}
+
+fn is_index(part: &str) -> bool {
+    !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether the override key `grid`, applied after `set`, writes over everything `set` wrote:
+/// the same key, a table that holds it (`path.forward.loss` over `path.forward.loss.p`), or
+/// every element of an array where `set` names one (`flow.cc` over `flow.0.cc`).
+fn replaces(grid: &[&str], set: &[&str]) -> bool {
+    let mut rest = set.iter();
+    grid.iter().all(|part| {
+        loop {
+            match rest.next() {
+                Some(s) if s == part => break true,
+                // A name applies to every element, the one --set picked among them.
+                Some(s) if is_index(s) && !is_index(part) => continue,
+                _ => break false,
+            }
+        }
+    })
+}
+
+/// Whether `key` sets a flow's controller (`flow.cc`, `flow.N.cc`).
+fn is_flow_controller(key: &str) -> bool {
+    matches!(
+        key_parts(key).as_slice(),
+        ["flow", "cc"] | ["flow", _, "cc"]
+    )
+}
+
+/// Refuses flags the grid would silently override: `--cc` (which replaces every flow's
+/// controller) next to a grid over a flow's `cc`, and a `--set` whose key a `--grid` sweeps.
+fn check_grid_against_flags(
+    axes: &[sweep::Axis],
+    overrides: &[String],
+    cc: &[String],
+) -> anyhow::Result<()> {
+    for axis in axes {
+        if !cc.is_empty() && is_flow_controller(&axis.key) {
+            bail!(
+                "--cc {}: it replaces every flow's controller, so the runs of --grid {}={} \
+                 would run --cc's controllers whatever their grid value; sweep controllers \
+                 with --cc alone, or drop --cc to sweep {}",
+                cc.join(","),
+                axis.key,
+                axis.values.join(","),
+                axis.key
+            );
+        }
+        let grid = key_parts(&axis.key);
+        for set in overrides {
+            let Some((key, _)) = set.split_once('=') else {
+                continue;
+            };
+            if replaces(&grid, &key_parts(key)) {
+                bail!(
+                    "--set {set}: --grid {} sweeps {}, and its values would replace this \
+                     --set in every run; drop one of them",
+                    axis.key,
+                    if key_parts(key) == grid {
+                        "the same key".to_owned()
+                    } else {
+                        format!("{} (which covers {})", axis.key, key.trim())
+                    }
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--flow NAME` must name a flow of the scenario at every grid point (a point whose
+/// scenario does not load is left to the sweep's own check, which names its error).
+fn check_flow(
+    flow: &str,
+    axes: &[sweep::Axis],
+    load: &dyn Fn(&[String]) -> Result<Scenario, scenario::ScenarioError>,
+) -> anyhow::Result<()> {
+    // The scenario itself first, then each point (a grid may rename flows).
+    let points = std::iter::once(Vec::new()).chain(sweep::points(axes));
+    for point in points {
+        let overrides: Vec<String> = point.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let Ok(scenario) = load(&overrides) else {
+            continue;
+        };
+        if !scenario.flows.iter().any(|f| f.name == flow) {
+            let names: Vec<&str> = scenario.flows.iter().map(|f| f.name.as_str()).collect();
+            bail!(
+                "--flow {flow:?}: the scenario has no such flow{} (flows: {})",
+                if point.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at grid point {}", overrides.join(" "))
+                },
+                names.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Runs the command.
 pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if let Some(SweepCommand::Merge(merge_args)) = args.command {
@@ -145,6 +253,10 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     };
     let first_seed = args.seed.unwrap_or(base.seed);
     let controllers = crate::flags::controllers(&args.cc)?;
+    check_grid_against_flags(&axes, &args.overrides, &args.cc)?;
+    if let Some(flow) = &args.flow {
+        check_flow(flow, &axes, &load)?;
+    }
     let plan = SweepPlan {
         load: &load,
         axes: axes.clone(),
@@ -253,4 +365,26 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
         outln!("  {}", p.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grid_key_replaces_the_set_keys_it_covers_whole() {
+        let covers = |grid: &str, set: &str| replaces(&key_parts(grid), &key_parts(set));
+        assert!(covers("duration", "duration"));
+        assert!(covers("flow. 0.cc", "flow.0.cc"));
+        // A table holds its keys; a name applies to every element.
+        assert!(covers("path.forward.loss", "path.forward.loss.p"));
+        assert!(covers("flow.cc", "flow.0.cc"));
+        // Partly: the --set still counts somewhere.
+        assert!(!covers("flow.0.cc", "flow.cc"));
+        assert!(!covers("flow.1.cc", "flow.0.cc"));
+        assert!(!covers("path.forward.loss.p", "path.forward.loss"));
+        assert!(!covers("path.forward.rate", "path.return.rate"));
+        assert!(is_flow_controller("flow.cc") && is_flow_controller("flow.2.cc"));
+        assert!(!is_flow_controller("flow.cc_params.rtt0") && !is_flow_controller("cc"));
+    }
 }

@@ -404,6 +404,20 @@ fn sweep_shards_merge_to_the_unsharded_bytes_and_bad_shards_are_named() {
         &["sweep", "merge", &dir("whole"), "--out", &dir("m2")],
         &["no shard-K-of-N.json"],
     );
+    fails_mentioning(
+        &[
+            "sweep",
+            "merge",
+            &dir("s1"),
+            &dir("s2"),
+            &dir("s3"),
+            "--out",
+            &dir("m3"),
+            "--flow",
+            "nosuch",
+        ],
+        &["--flow \"nosuch\"", "no such flow", "flows: bulk"],
+    );
     // The merged folder is the unsharded sweep's: rerunning that sweep into it resumes.
     sweep(&["--out", &dir("merged")]);
     fails_mentioning(&["sweep", "merge", "--out", &dir("m2")], &["<DIR>"]);
@@ -870,6 +884,88 @@ fn a_sweep_resumes_only_itself_and_refuses_to_mix_in_another_configuration() {
     std::fs::remove_file(out.join("sweep.json")).unwrap();
     fails_mentioning(&args, &["sweep.csv", "sweep.json", "to start over, remove"]);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `satquic sweep VALID --check` with `extra` flags.
+fn sweep_check(extra: &[&str]) -> Output {
+    let path = scenario_file("valid.toml", VALID);
+    let mut args = vec!["sweep", path.to_str().unwrap(), "--check"];
+    args.extend_from_slice(extra);
+    satquic(&args)
+}
+
+/// As [`fails_mentioning`] for `satquic sweep VALID --check` with `extra` flags.
+fn sweep_check_fails_mentioning(extra: &[&str], needles: &[&str]) {
+    let path = scenario_file("valid.toml", VALID);
+    let mut args = vec!["sweep", path.to_str().unwrap(), "--check"];
+    args.extend_from_slice(extra);
+    fails_mentioning(&args, needles);
+}
+
+fn succeeds(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn sweep_refuses_cc_next_to_a_grid_over_a_flows_controller() {
+    // --cc replaces every flow's controller: rows labelled cubic and hybla would run newreno.
+    sweep_check_fails_mentioning(
+        &["--grid", "flow.cc=cubic,hybla", "--cc", "newreno"],
+        &["--cc newreno", "--grid flow.cc=cubic,hybla"],
+    );
+    sweep_check_fails_mentioning(
+        &["--grid", "flow.0.cc=cubic,hybla", "--cc", "newreno"],
+        &["--cc newreno", "flow.0.cc"],
+    );
+    // --cc next to a grid over something else stays.
+    succeeds(&sweep_check(&["--grid", "duration=2s,3s", "--cc", "cubic"]));
+}
+
+#[test]
+fn sweep_refuses_a_set_that_a_grid_key_writes_over() {
+    sweep_check_fails_mentioning(
+        &["--grid", "duration=2s,3s", "--set", "duration=5s"],
+        &["--set duration=5s", "--grid duration", "same key"],
+    );
+    sweep_check_fails_mentioning(
+        &["--grid", "flow.cc=cubic,hybla", "--set", "flow.0.cc=bbr"],
+        &["--set flow.0.cc=bbr", "--grid flow.cc"],
+    );
+    // A --set the grid writes over only in part still counts: all flows, then flow 0 swept.
+    succeeds(&sweep_check(&[
+        "--grid",
+        "flow.0.cc=cubic,hybla",
+        "--set",
+        "flow.cc=bbr",
+    ]));
+}
+
+#[test]
+fn sweep_refuses_an_unknown_flow_when_planning() {
+    // It passed --check and plotted "no data" after every run.
+    sweep_check_fails_mentioning(
+        &["--grid", "duration=2s,3s", "--flow", "nosuch"],
+        &["--flow \"nosuch\"", "no such flow", "flows: f"],
+    );
+    succeeds(&sweep_check(&["--grid", "duration=2s,3s", "--flow", "f"]));
+}
+
+#[test]
+fn grid_values_may_hold_commas_inside_a_toml_table_and_the_message_says_so_otherwise() {
+    let tables = succeeds(&sweep_check(&[
+        "--grid",
+        r#"path.forward.loss={ model = "bernoulli", p = "1%" },{ model = "bernoulli", p = "2%" }"#,
+    ]));
+    assert_eq!(tables.trim(), "sweep checked: 2 runs");
+    sweep_check_fails_mentioning(
+        &["--grid", r#"path.forward.loss={ model = "bernoulli""#],
+        &["--grid", "commas only inside a whole TOML inline table"],
+    );
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub fn parse_grid(args: &[String]) -> Result<Vec<Axis>, SweepError> {
         if key.is_empty() {
             return Err(problem("empty key"));
         }
-        let values: Vec<String> = values.split(',').map(|v| v.trim().to_owned()).collect();
+        let values: Vec<String> = split_values(values).map_err(|p| problem(&p))?;
         if values.iter().any(String::is_empty) {
             return Err(problem("empty value"));
         }
@@ -55,6 +55,63 @@ pub fn parse_grid(args: &[String]) -> Result<Vec<Axis>, SweepError> {
         });
     }
     Ok(axes)
+}
+
+/// Splits `V1,V2,...` at the commas outside TOML brackets and quotes, so that a value may be
+/// an inline table, an array or a quoted string holding commas (`--set` reads values as
+/// TOML): `{ model = "bernoulli", p = "1%" },{ model = "bernoulli", p = "2%" }` is two
+/// values. Values are trimmed.
+fn split_values(text: &str) -> Result<Vec<String>, String> {
+    const HINT: &str = "a grid value may hold commas only inside a whole TOML inline table \
+                        {...}, array [...] or quoted string, e.g. \
+                        path.forward.loss={ model = \"bernoulli\", p = \"1%\" },\
+                        { model = \"bernoulli\", p = \"2%\" }";
+    let mut values = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    // The open quote, and whether the previous character escaped this one (basic strings).
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = quote {
+            current.push(c);
+            if escaped {
+                escaped = false;
+            } else if q == '"' && c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            // A quote opens a string where TOML has one: a value's start, or inside brackets.
+            '"' | '\'' if depth > 0 || current.trim().is_empty() => {
+                quote = Some(c);
+                current.push(c);
+            }
+            '{' | '[' => {
+                depth += 1;
+                current.push(c);
+            }
+            '}' | ']' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| format!("{c:?} closes nothing; {HINT}"))?;
+                current.push(c);
+            }
+            ',' if depth == 0 => values.push(std::mem::take(&mut current).trim().to_owned()),
+            _ => current.push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("a quoted string is not closed; {HINT}"));
+    }
+    if depth > 0 {
+        return Err(format!("a {{ or [ is not closed; {HINT}"));
+    }
+    values.push(current.trim().to_owned());
+    Ok(values)
 }
 
 /// Every combination of axis values, first axis varying slowest.
@@ -162,6 +219,32 @@ mod tests {
         ] {
             let err = parse_grid(&[bad.into()]).unwrap_err().to_string();
             assert!(err.contains(needle), "{bad}: {err}");
+        }
+        // Commas inside TOML tables, arrays and strings do not split values.
+        let axes = parse_grid(&[
+            r#"path.forward.loss={ model = "bernoulli", p = "1%" }, { model = "bernoulli", p = "2%" }"#
+                .into(),
+            r#"flow.name="a,b",'c,d',[1, 2],e"#.into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            axes[0].values,
+            [
+                r#"{ model = "bernoulli", p = "1%" }"#,
+                r#"{ model = "bernoulli", p = "2%" }"#
+            ]
+        );
+        assert_eq!(axes[1].values, [r#""a,b""#, "'c,d'", "[1, 2]", "e"]);
+        for bad in [
+            r#"path.forward.loss={ model = "bernoulli""#,
+            "a=x]",
+            r#"a="open,b"#,
+        ] {
+            let err = parse_grid(&[bad.into()]).unwrap_err().to_string();
+            assert!(
+                err.contains("commas only inside a whole TOML inline table"),
+                "{bad}: {err}"
+            );
         }
         let err = parse_grid(&["a=1".into(), "a=2".into()])
             .unwrap_err()

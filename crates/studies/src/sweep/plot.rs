@@ -46,6 +46,20 @@ pub fn plot(
             format!("--metric {metric:?}: not a metric column; choose one of {NUMERIC_METRICS:?}"),
         ));
     }
+    if let Some(flow) = flow
+        && !rows.iter().any(|r| r.metrics.flow == flow)
+    {
+        let mut flows: Vec<&str> = rows.iter().map(|r| r.metrics.flow.as_str()).collect();
+        flows.sort_unstable();
+        flows.dedup();
+        return Err(results_error(
+            csv_path,
+            format!(
+                "--flow {flow:?}: no such flow in the sweep (flows: {})",
+                flows.join(", ")
+            ),
+        ));
+    }
     let flow = flow.map_or_else(
         || {
             rows.first()
