@@ -1040,9 +1040,14 @@ fn a_flow_that_never_connected_is_named_in_a_warning() {
         &VALID.replacen("delay = \"10ms\"", "delay = \"1h\"", 1),
     );
     let dir = temp_dir("never");
+    // Buffers stated in bytes: one BDP over an hour's RTT is more than a scenario may state.
     let out = satquic(&[
         "run",
         late.to_str().unwrap(),
+        "--set",
+        "path.forward.queue=100kB",
+        "--set",
+        "path.return.queue=100kB",
         "--out",
         dir.to_str().unwrap(),
         "--quiet",
