@@ -122,7 +122,13 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     parse_duration_as(input, Quantity::Duration)
 }
 
-fn parse_duration_as(input: &str, quantity: Quantity) -> Result<Duration, UnitError> {
+/// The non-negative number of `input` and its unit's factor, which `factor` knows (None: an
+/// unknown unit); a missing unit is an error.
+fn number_and_factor(
+    input: &str,
+    quantity: Quantity,
+    factor: impl Fn(&str) -> Option<u128>,
+) -> Result<(Decimal, u128), UnitError> {
     let (value, unit) = split_number(input, quantity)?;
     reject_negative(value, quantity, input)?;
     if unit.is_empty() {
@@ -131,11 +137,16 @@ fn parse_duration_as(input: &str, quantity: Quantity) -> Result<Duration, UnitEr
             input: input.to_owned(),
         });
     }
-    let nanos_per_unit = nanos_per_unit(unit).ok_or_else(|| UnitError::UnknownUnit {
+    let factor = factor(unit).ok_or_else(|| UnitError::UnknownUnit {
         quantity,
         input: input.to_owned(),
         unit: unit.to_owned(),
     })?;
+    Ok((value, factor))
+}
+
+fn parse_duration_as(input: &str, quantity: Quantity) -> Result<Duration, UnitError> {
+    let (value, nanos_per_unit) = number_and_factor(input, quantity, nanos_per_unit)?;
     let nanos = value
         .times_rounded(nanos_per_unit)
         .ok_or_else(|| too_large(quantity, input))?;
@@ -175,19 +186,7 @@ fn size_multiplier(unit: &str) -> Option<u128> {
 }
 
 fn parse_size_as(input: &str, quantity: Quantity) -> Result<u64, UnitError> {
-    let (value, unit) = split_number(input, quantity)?;
-    reject_negative(value, quantity, input)?;
-    if unit.is_empty() {
-        return Err(UnitError::MissingUnit {
-            quantity,
-            input: input.to_owned(),
-        });
-    }
-    let multiplier = size_multiplier(unit).ok_or_else(|| UnitError::UnknownUnit {
-        quantity,
-        input: input.to_owned(),
-        unit: unit.to_owned(),
-    })?;
+    let (value, multiplier) = number_and_factor(input, quantity, size_multiplier)?;
     whole(value, multiplier, quantity, input, "bytes")
 }
 
