@@ -210,11 +210,7 @@ fn a_valid_scenario_runs_and_writes_its_outputs() {
         out_dir.to_str().unwrap(),
         "--quiet",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("newreno") && stdout.contains("cubic") && stdout.contains("completed"),
@@ -254,11 +250,7 @@ fn a_folder_named_like_the_default_scenario_does_not_hide_it() {
         ])
         .output()
         .expect("binary runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     assert!(dir.join("results").join("summary.json").exists());
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -285,11 +277,7 @@ fn sweep_check_counts_the_runs_and_names_a_bad_grid_key_without_running() {
         ])
     };
     let good = grid("path.forward.delay=50ms,250ms");
-    assert!(
-        good.status.success(),
-        "{}",
-        String::from_utf8_lossy(&good.stderr)
-    );
+    assert_succeeded(&good);
     // 2 points x 2 controllers x 3 seeds = 12 runs; shard 2 of 4 takes positions 1, 5, 9.
     assert_eq!(
         String::from_utf8_lossy(&good.stdout).trim(),
@@ -363,11 +351,7 @@ fn sweep_shards_merge_to_the_unsharded_bytes_and_bad_shards_are_named() {
         "--out",
         &dir("merged"),
     ]);
-    assert!(
-        merged.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merged.stderr)
-    );
+    assert_succeeded(&merged);
     for file in ["sweep.csv", "goodput_bps.svg", "goodput_bps.png"] {
         let (a, b) = (
             root.join("whole").join(file),
@@ -677,11 +661,7 @@ fn a_seed_range_past_the_largest_seed_is_refused_rather_than_wrapping_to_seed_ze
     );
     // The largest seed itself is fine.
     let last = satquic(&["run", path, "--seed", &max, "--out", out, "--quiet"]);
-    assert!(
-        last.status.success(),
-        "{}",
-        String::from_utf8_lossy(&last.stderr)
-    );
+    assert_succeeded(&last);
 }
 
 #[test]
@@ -788,11 +768,7 @@ fn a_run_removes_the_outputs_an_earlier_run_left_in_its_folder_and_nothing_else(
         out_arg,
         "--quiet",
     ]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_succeeded(&first);
     for file in ["apps.csv", "frames.csv", "media-cubic-seed1.png", "qlog"] {
         assert!(
             out.join(file).exists(),
@@ -804,11 +780,7 @@ fn a_run_removes_the_outputs_an_earlier_run_left_in_its_folder_and_nothing_else(
 
     let plain = scenario_file("valid.toml", VALID);
     let second = satquic(&["run", plain.to_str().unwrap(), "--out", out_arg, "--quiet"]);
-    assert!(
-        second.status.success(),
-        "{}",
-        String::from_utf8_lossy(&second.stderr)
-    );
+    assert_succeeded(&second);
     let stdout = String::from_utf8_lossy(&second.stdout);
     assert!(
         stdout.contains("removed an earlier run's outputs") && stdout.contains("frames.csv"),
@@ -854,11 +826,7 @@ fn a_sweep_resumes_only_itself_and_refuses_to_mix_in_another_configuration() {
     let args = sweep(&[]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let first = satquic(&args);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_succeeded(&first);
     let rows = std::fs::read(out.join("sweep.csv")).unwrap();
     // The same sweep again: every run is already there.
     let again = satquic(&args);
@@ -903,11 +871,7 @@ fn sweep_check_fails_mentioning(extra: &[&str], needles: &[&str]) {
 }
 
 fn succeeds(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -1059,4 +1023,14 @@ fn a_flow_that_never_connected_is_named_in_a_warning() {
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Asserts that a command succeeded, showing its stderr if not.
+#[track_caller]
+fn assert_succeeded(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
