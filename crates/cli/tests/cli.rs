@@ -871,7 +871,7 @@ fn sweep_check_fails_mentioning(extra: &[&str], needles: &[&str]) {
 }
 
 fn succeeds(out: &Output) -> String {
-    assert_succeeded(&out);
+    assert_succeeded(out);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
