@@ -31,6 +31,9 @@ struct Frame {
     acked_at: Duration,
     delivered_bytes: u64,
     newest_sent: Duration,
+    /// Whether the application limited sending after this frame: a sample from here spans
+    /// the time the sender waited for data.
+    app_limited: bool,
 }
 
 /// Delivery-rate estimator: the maximum over a sliding window of per-frame samples.
@@ -47,6 +50,9 @@ pub struct DeliveryRate {
     /// (ACK time, delivered bytes) checkpoints spanning at least the last `horizon`, oldest
     /// first: the recent delivery rate behind the loss floor.
     recent: std::collections::VecDeque<(Duration, u64)>,
+    /// Whether a sample has started at an ACK frame after which the window, not the
+    /// application, limited sending (see [`Self::window_limited_sampled`]).
+    window_limited_sampled: bool,
 }
 
 impl Default for DeliveryRate {
@@ -65,6 +71,7 @@ impl DeliveryRate {
             max_rate_bytes_per_s: WindowedMax::new(window),
             capacity_bytes_per_s: WindowedMax::new(CAPACITY_WINDOW.max(window)),
             recent: std::collections::VecDeque::new(),
+            window_limited_sampled: false,
         }
     }
 
@@ -75,8 +82,15 @@ impl DeliveryRate {
     }
 
     /// Closes one ACK frame at `now`; `mss_bytes` sets the minimum sample size, `horizon` how
-    /// far back [`Self::recent_rate_bytes_per_s`] looks (one base RTT: the last round).
-    pub fn on_end_acks(&mut self, now: Duration, mss_bytes: u64, horizon: Duration) {
+    /// far back [`Self::recent_rate_bytes_per_s`] looks (one base RTT: the last round);
+    /// `app_limited` whether the application, not the window, limits sending after it.
+    pub fn on_end_acks(
+        &mut self,
+        now: Duration,
+        mss_bytes: u64,
+        horizon: Duration,
+        app_limited: bool,
+    ) {
         self.recent.push_back((now, self.delivered_bytes));
         // Keep one checkpoint at or beyond the horizon so the span covers it whole.
         while self.recent.len() > 2 && self.recent[1].0 + horizon <= now {
@@ -87,10 +101,11 @@ impl DeliveryRate {
             let bytes = self.delivered_bytes - f.delivered_bytes;
             let elapsed = (now - f.acked_at).max(self.newest_sent.saturating_sub(f.newest_sent));
             (bytes >= MIN_SAMPLE_PACKETS * mss_bytes && !elapsed.is_zero())
-                .then(|| bytes as f64 / elapsed.as_secs_f64())
+                .then(|| (bytes as f64 / elapsed.as_secs_f64(), f.app_limited))
         });
-        if let Some(rate) = sample {
+        if let Some((rate, from_app_limited)) = sample {
             self.max_rate_bytes_per_s.update(now, rate);
+            self.window_limited_sampled |= !from_app_limited;
         }
         // The capacity: rates over whole rounds only. A sample of a few frames reads jitter's
         // bunched deliveries (a delayed packet releases the ones behind it at once) as a faster
@@ -107,6 +122,7 @@ impl DeliveryRate {
             acked_at: now,
             delivered_bytes: self.delivered_bytes,
             newest_sent: self.newest_sent,
+            app_limited,
         });
     }
 
@@ -116,6 +132,14 @@ impl DeliveryRate {
         let (&(t0, d0), &(t1, d1)) = (self.recent.front()?, self.recent.back()?);
         let span = t1.checked_sub(t0).filter(|s| !s.is_zero())?;
         Some((d1 - d0) as f64 / span.as_secs_f64())
+    }
+
+    /// Whether a sample has measured a flight the window limited from its start. Until one
+    /// has, every sample may span a time the sender waited for the application (after a
+    /// first flight of one request packet: 4 packets over 600 ms, a 3 kB pipe where 250
+    /// packets fit), and the highest of them is no reading of the bottleneck.
+    pub fn window_limited_sampled(&self) -> bool {
+        self.window_limited_sampled
     }
 
     /// Highest delivery rate measured within the window, bytes per second.
@@ -145,7 +169,7 @@ mod tests {
             let now = Duration::from_millis(500) + US(1000 * (2 * pair + 2));
             r.on_ack(Duration::ZERO, 1250);
             r.on_ack(Duration::ZERO, 1250);
-            r.on_end_acks(now, 1250, Duration::from_millis(500));
+            r.on_end_acks(now, 1250, Duration::from_millis(500), false);
         }
         // 8 packets (10 000 B) over 8 ms = 1.25 MB/s = 10 Mbit/s.
         let rate = r.max_rate_bytes_per_s().unwrap();
@@ -162,6 +186,7 @@ mod tests {
                 Duration::from_millis(500) + US(4000 * i + 1000),
                 1250,
                 Duration::from_millis(500),
+                false,
             );
         }
         let rate = r.max_rate_bytes_per_s().unwrap();
@@ -177,13 +202,13 @@ mod tests {
         for _ in 0..2000 {
             t += US(1000);
             r.on_ack(t, 1000);
-            r.on_end_acks(t, 1000, horizon);
+            r.on_end_acks(t, 1000, horizon, false);
         }
         assert!((r.recent_rate_bytes_per_s().unwrap() - 1e6).abs() < 1.0);
         for _ in 0..250 {
             t += US(4000);
             r.on_ack(t, 1000);
-            r.on_end_acks(t, 1000, horizon);
+            r.on_end_acks(t, 1000, horizon, false);
         }
         assert!((r.recent_rate_bytes_per_s().unwrap() - 0.25e6).abs() < 1.0);
         // The maximum still remembers the fast period.

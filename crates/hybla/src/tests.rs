@@ -335,6 +335,39 @@ fn start_up_ends_at_the_first_queue_of_its_own_with_the_window_at_the_pipe() {
     assert_eq!(h.ssthresh(), h.window());
 }
 
+#[test]
+fn a_queue_at_the_first_packets_after_a_lone_first_packet_drains_to_the_pipe_they_measure() {
+    // The application sent one packet first (a request), so the only delivery rate before
+    // the next flight spans the idle time between the two: 4 packets in 600 ms, a 3 kB pipe.
+    let params = HyblaParams {
+        declared_bdp_bytes: Some(400 * MSS),
+        initial_window_bytes: 10 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    h.on_ack(MS(500), Duration::ZERO, MSS, false);
+    h.on_end_acks(MS(500), 0, true);
+    let before = h.window();
+    assert!(before >= 400 * MSS, "{before}");
+    // Then a flight sent after the target was reached, one packet every 2 ms (0.5 MB/s: a
+    // pipe of 250 packets at the 500 ms base RTT), every packet behind 50 ms of queue.
+    for i in 0..40u64 {
+        let sent = MS(600 + 2 * i);
+        h.on_ack(sent + MS(550), sent, MSS, false);
+        h.on_end_acks(sent + MS(550), 0, false);
+        if h.startup_target().is_none() {
+            break;
+        }
+    }
+    assert!(h.startup_target().is_none(), "start-up over");
+    // The drain waited for a rate the flight itself measured: the window is that pipe (within
+    // the two packets' rounding of a 4-packet sample), not the idle time's.
+    let pipe = h.pipe_bytes().unwrap();
+    assert!((245 * MSS..=251 * MSS).contains(&pipe), "pipe {pipe}");
+    assert_eq!(h.window(), pipe);
+    assert_eq!(h.ssthresh(), h.window());
+}
+
 // ---- satquic's pipe-aware extension ------------------------------------------------------------
 
 /// A pipe-aware core with ρ = 20 (base RTT 500 ms) that has measured a 1 MB/s bottleneck

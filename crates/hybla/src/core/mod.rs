@@ -564,7 +564,7 @@ impl Hybla {
             self.application_limited_at = Some(now);
         }
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
-        self.end_ack_frame(now, in_flight_bytes);
+        self.end_ack_frame(now, in_flight_bytes, app_limited);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
         });
@@ -619,7 +619,7 @@ impl Hybla {
 
     /// Closes one ACK frame: the queue reading and what it drives, and, at the first frame a
     /// base RTT after the last, the round (its delivered and lost bytes, for the loss rate).
-    fn end_ack_frame(&mut self, now: Duration, in_flight_bytes: u64) {
+    fn end_ack_frame(&mut self, now: Duration, in_flight_bytes: u64, app_limited: bool) {
         let owned = self.resume_owns_window();
         let mut queue_now = false;
         if let (Some(sample), Some(base)) = (self.frame_min_rtt.take(), self.base_rtt.get()) {
@@ -713,7 +713,7 @@ impl Hybla {
         // The recent rate spans at least MIN_RATE_SPAN: over a 30 ms round, jitter's stalls and
         // the bursts that follow them swing the rate between a third and twice the capacity.
         self.rate
-            .on_end_acks(now, self.mss_bytes, horizon.max(MIN_RATE_SPAN));
+            .on_end_acks(now, self.mss_bytes, horizon.max(MIN_RATE_SPAN), app_limited);
         if !self.estimating_ssthresh {
             return;
         }
@@ -725,8 +725,11 @@ impl Hybla {
             .is_some_and(|t| self.frame_newest_sent > t);
         if queue_now && probing && !owned {
             // Start-up ends at the first queue: W ← min(W, pipe) drains the overshoot, and
-            // congestion avoidance starts from the pipe.
-            if self.pipe_bytes().is_some() {
+            // congestion avoidance starts from the pipe, once a flight the window limited
+            // measured it (see `DeliveryRate::window_limited_sampled`): a drain to a pipe
+            // read across the application's pauses took the window to the minimum.
+            let pipe_measured = self.rate.window_limited_sampled();
+            if self.pipe_bytes().is_some() && pipe_measured {
                 self.estimating_ssthresh = false;
                 self.startup_ended_at = Some(now);
                 self.drain_to_pipe();
