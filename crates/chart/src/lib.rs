@@ -44,7 +44,7 @@ pub use bar::bar_chart;
 pub use media::{STACKED_PANEL_HEIGHT, StackedPanelChart, stacked_panel_chart};
 pub use render::PlotError;
 pub use spec::{Chart, Colour, ErrorSeries, LineStyle, Series, StyledChart, StyledSeries};
-pub use xy::{error_bar_chart, line_chart, styled_line_chart};
+pub use xy::{error_bar_chart, error_bar_chart_categories, line_chart, styled_line_chart};
 
 /// Width of every chart, in pixels.
 pub const WIDTH: u32 = 1200;

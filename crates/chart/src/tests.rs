@@ -242,6 +242,46 @@ fn degenerate_line_charts_do_not_fail() {
 }
 
 #[test]
+fn a_categorical_error_bar_chart_labels_each_value_by_name() {
+    let dir = temp_dir("categories");
+    let categories = vec!["droptail".to_owned(), "red".to_owned(), "codel".to_owned()];
+    let series = vec![ErrorSeries {
+        label: "hybla".into(),
+        points: vec![(0.0, 9.0, 0.2), (1.0, 8.0, 0.3), (2.0, 7.5, 0.1)],
+    }];
+    let paths = error_bar_chart_categories(
+        &dir.join("aqm"),
+        "goodput vs aqm",
+        "path.forward.aqm",
+        "goodput (Mbit/s)",
+        &categories,
+        &series,
+    )
+    .unwrap();
+    check_outputs(
+        &paths,
+        &[
+            "goodput vs aqm",
+            "path.forward.aqm",
+            "droptail",
+            "red",
+            "codel",
+            "hybla",
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn category_ticks_are_named_only_at_whole_positions() {
+    let categories = ["a".to_owned(), "b".to_owned()];
+    assert_eq!(crate::xy::category_at(&categories, 1.0), "b");
+    assert_eq!(crate::xy::category_at(&categories, 0.5), "");
+    assert_eq!(crate::xy::category_at(&categories, -1.0), "");
+    assert_eq!(crate::xy::category_at(&categories, 2.0), "");
+}
+
+#[test]
 fn error_bar_chart_writes_files() {
     let dir = temp_dir("errorbars");
     let rtts = [25.0, 50.0, 100.0, 250.0, 500.0, 600.0];

@@ -101,6 +101,7 @@ pub fn styled_line_chart(stem: &Path, chart: &StyledChart) -> Result<[PathBuf; 2
         series,
         x,
         y,
+        x_categories: &[],
     };
     render(stem, &fig)
 }
@@ -116,6 +117,31 @@ pub fn error_bar_chart(
     title: &str,
     x_label: &str,
     y_label: &str,
+    series: &[ErrorSeries],
+) -> Result<[PathBuf; 2], PlotError> {
+    error_bars(stem, title, x_label, y_label, &[], series)
+}
+
+/// Like [`error_bar_chart`] over named values rather than numbers (a sweep of queue
+/// disciplines, of controllers): a point's x is the index of its value in `categories`, whose
+/// names label the ticks, one per value, in that order.
+pub fn error_bar_chart_categories(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[ErrorSeries],
+) -> Result<[PathBuf; 2], PlotError> {
+    error_bars(stem, title, x_label, y_label, categories, series)
+}
+
+fn error_bars(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
     series: &[ErrorSeries],
 ) -> Result<[PathBuf; 2], PlotError> {
     let mut cleaned: Vec<Vec<(f64, f64, f64)>> = series
@@ -168,7 +194,11 @@ pub fn error_bar_chart(
             bars: pts.clone(),
         })
         .collect();
-    let x = x_range(cleaned.iter().flatten().map(|p| p.0), 0.04);
+    let x = if categories.is_empty() {
+        x_range(cleaned.iter().flatten().map(|p| p.0), 0.04)
+    } else {
+        (-0.5, categories.len() as f64 - 0.5)
+    };
     let y = y_range(
         cleaned
             .iter()
@@ -184,8 +214,19 @@ pub fn error_bar_chart(
         series: prepared,
         x,
         y,
+        x_categories: categories,
     };
     render(stem, &fig)
+}
+
+/// The name of the category at tick `x`: ticks fall on whole positions; any other (plotters
+/// may place more ticks than there are categories) stays blank.
+pub(crate) fn category_at(categories: &[String], x: f64) -> String {
+    let index = x.round();
+    if (x - index).abs() > 1e-6 || index < 0.0 {
+        return String::new();
+    }
+    categories.get(index as usize).cloned().unwrap_or_default()
 }
 
 /// A series ready to draw: finite points, colour, optional error bars `(x, mean, sd)`.
@@ -209,6 +250,9 @@ struct XyFigure<'a> {
     series: Vec<Prepared>,
     x: (f64, f64),
     y: (f64, f64),
+    /// Names of the x positions 0, 1, …, for an axis of values that are not numbers (empty:
+    /// a numeric axis).
+    x_categories: &'a [String],
 }
 
 impl Figure for XyFigure<'_> {
@@ -274,9 +318,19 @@ impl Figure for XyFigure<'_> {
             .configure_mesh()
             .set_all_tick_mark_size(5)
             .y_label_offset(center_nudge(vector, TICK_SIZE))
-            .x_labels(X_TICKS)
+            .x_labels(if self.x_categories.is_empty() {
+                X_TICKS
+            } else {
+                self.x_categories.len()
+            })
             .y_labels(Y_TICKS)
-            .x_label_formatter(&|v| x_fmt.format(*v))
+            .x_label_formatter(&|v| {
+                if self.x_categories.is_empty() {
+                    x_fmt.format(*v)
+                } else {
+                    category_at(self.x_categories, *v)
+                }
+            })
             .y_label_formatter(&|v| y_fmt.format(*v))
             .x_desc(self.x_label)
             .y_desc(self.y_label)

@@ -68,15 +68,14 @@ pub fn plot(
         },
         str::to_owned,
     );
+    let x_axis = XAxis::of(&axes[0]);
     // (line label) → x → values over seeds
     let mut lines: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
     let mut line_order: Vec<String> = Vec::new();
-    let mut unit = "";
-    for (i, row) in rows.iter().filter(|r| r.metrics.flow == flow).enumerate() {
-        let Some((x, u)) = numeric(&row.values[0]).or(Some((i as f64, ""))) else {
+    for row in rows.iter().filter(|r| r.metrics.flow == flow) {
+        let Some(x) = x_axis.position(&axes[0], &row.values[0]) else {
             continue;
         };
-        unit = u;
         let others: Vec<String> = axes[1..]
             .iter()
             .zip(&row.values[1..])
@@ -124,19 +123,58 @@ pub fn plot(
                 .unwrap_or_default(),
         })
         .collect();
-    let x_label = if unit.is_empty() {
-        axes[0].key.clone()
-    } else {
-        format!("{} ({unit})", axes[0].key)
+    let x_label = match x_axis {
+        XAxis::Numeric("") | XAxis::Categories => axes[0].key.clone(),
+        XAxis::Numeric(unit) => format!("{} ({unit})", axes[0].key),
     };
     let title = format!(
         "{} of flow {flow} vs {}",
         y_label.split(" (").next().unwrap_or(metric),
         axes[0].key
     );
-    Ok(chart::error_bar_chart(
-        stem, &title, &x_label, &y_label, &series,
-    )?)
+    Ok(match x_axis {
+        XAxis::Numeric(_) => chart::error_bar_chart(stem, &title, &x_label, &y_label, &series)?,
+        XAxis::Categories => chart::error_bar_chart_categories(
+            stem,
+            &title,
+            &x_label,
+            &y_label,
+            &axes[0].values,
+            &series,
+        )?,
+    })
+}
+
+/// How the first axis's values are laid out along x.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum XAxis {
+    /// Every value a number in this unit: at its value.
+    Numeric(&'static str),
+    /// Names (`droptail,red`), or numbers in different units (`1bdp,100kB`): each value at
+    /// its place in the grid, labelled with itself.
+    Categories,
+}
+
+impl XAxis {
+    fn of(axis: &Axis) -> XAxis {
+        let mut units = axis.values.iter().map(|v| numeric(v).map(|(_, unit)| unit));
+        match units.next().flatten() {
+            Some(unit) if units.all(|u| u == Some(unit)) => XAxis::Numeric(unit),
+            _ => XAxis::Categories,
+        }
+    }
+
+    /// Where a row's value of `axis` goes on x.
+    fn position(self, axis: &Axis, value: &str) -> Option<f64> {
+        match self {
+            XAxis::Numeric(_) => numeric(value).map(|(x, _)| x),
+            XAxis::Categories => axis
+                .values
+                .iter()
+                .position(|v| v == value)
+                .map(|i| i as f64),
+        }
+    }
 }
 
 /// The y axis of a metric: rates in Mbit/s rather than bare bits per second ("8M" ticks read
@@ -159,6 +197,26 @@ mod tests {
             ("goodput (Mbit/s)".to_owned(), 1e-6)
         );
         assert_eq!(metric_axis("jain_index"), ("jain_index".to_owned(), 1.0));
+    }
+
+    fn axis(values: &[&str]) -> Axis {
+        Axis {
+            key: "path.forward.aqm".to_owned(),
+            values: values.iter().map(|v| (*v).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn names_and_mixed_units_are_categories_at_their_place_in_the_grid() {
+        let names = axis(&["red", "droptail"]);
+        assert_eq!(XAxis::of(&names), XAxis::Categories);
+        assert_eq!(XAxis::Categories.position(&names, "droptail"), Some(1.0));
+        assert_eq!(XAxis::Categories.position(&names, "codel"), None);
+        let mixed = axis(&["1bdp", "100kB"]);
+        assert_eq!(XAxis::of(&mixed), XAxis::Categories);
+        let rtts = axis(&["100ms", "1s"]);
+        assert_eq!(XAxis::of(&rtts), XAxis::Numeric("ms"));
+        assert_eq!(XAxis::Numeric("ms").position(&rtts, "1s"), Some(1000.0));
     }
 
     #[test]
