@@ -194,7 +194,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 /// `not_connected` and measure nothing.
 fn warn_not_connected(summary: &report::summary::Summary) {
     for run in &summary.runs {
-        for flow in run.flows.iter().filter(|f| f.state == "not_connected") {
+        for flow in run
+            .flows
+            .iter()
+            .filter(|f| f.state == report::summary::NOT_CONNECTED)
+        {
             errln!(
                 "warning: {} seed {}: flow {:?} never connected (no handshake completed in \
                  the run's {:.1} s); its results measure nothing",

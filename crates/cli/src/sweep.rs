@@ -323,6 +323,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             outcome.csv.display()
         );
     }
+    warn_not_connected(&outcome.csv, &axes)?;
     if let Some(shard) = args.shard {
         outln!(
             "shard {shard} done ({runs} of the sweep's {all_runs} runs); when all {} shards are, combine them: satquic sweep merge DIR... --out DIR",
@@ -347,6 +348,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 fn merge(args: MergeArgs) -> anyhow::Result<()> {
     check_metric(&args.metric)?;
     let outcome = sweep::merge(&args.dirs, &args.out)?;
+    warn_not_connected(&outcome.csv, &outcome.axes)?;
     outln!(
         "{} shards, {} runs, {} rows in {}",
         outcome.shards,
@@ -363,6 +365,30 @@ fn merge(args: MergeArgs) -> anyhow::Result<()> {
     )?;
     for p in plots {
         outln!("  {}", p.display());
+    }
+    Ok(())
+}
+
+/// Tells on stderr which rows of the results file are of flows that never connected (no
+/// handshake completed in the run), as `satquic run` does: their zeros measure nothing, and
+/// the plot and any mean over seeds count them.
+fn warn_not_connected(csv: &std::path::Path, axes: &[sweep::Axis]) -> anyhow::Result<()> {
+    let rows = sweep::not_connected_rows(csv, axes)?;
+    for row in &rows {
+        let point: Vec<String> = axes
+            .iter()
+            .zip(&row.values)
+            .map(|(axis, value)| format!("{}={value}", axis.key))
+            .collect();
+        errln!(
+            "warning: {} {} seed {}: flow {:?} never connected (no handshake completed in the \
+             run); its row in {} measures nothing",
+            point.join(" "),
+            row.metrics.cc,
+            row.metrics.seed,
+            row.metrics.flow,
+            csv.display()
+        );
     }
     Ok(())
 }

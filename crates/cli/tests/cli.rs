@@ -1025,6 +1025,36 @@ fn a_flow_that_never_connected_is_named_in_a_warning() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn a_sweep_names_the_rows_of_flows_that_never_connected() {
+    let late = scenario_file(
+        "never-sweep.toml",
+        &VALID.replacen("delay = \"10ms\"", "delay = \"1h\"\nqueue = \"100kB\"", 1),
+    );
+    let dir = temp_dir("never-sweep");
+    let out = satquic(&[
+        "sweep",
+        late.to_str().unwrap(),
+        "--grid",
+        "path.forward.queue=100kB,200kB",
+        "--set",
+        "path.return.queue=100kB",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_succeeded(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for queue in ["100kB", "200kB"] {
+        assert!(
+            stderr.contains(&format!(
+                "warning: path.forward.queue={queue} newreno seed 1: flow \"f\" never connected"
+            )),
+            "{stderr}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Asserts that a command succeeded, showing its stderr if not.
 #[track_caller]
 fn assert_succeeded(out: &std::process::Output) {

@@ -29,6 +29,10 @@ pub use schema::{
     SavedPathSummary, Summary, Thresholds,
 };
 
+/// A flow's `state` when no handshake completed before the run ended: its row measures
+/// nothing (read by `satquic run` and `satquic sweep` to warn).
+pub const NOT_CONNECTED: &str = "not_connected";
+
 fn saved_summary(saved: &sim::SavedPathOutcome) -> SavedPathSummary {
     SavedPathSummary {
         cwnd_bytes: saved.cwnd_bytes,
@@ -254,7 +258,7 @@ fn flow_summary(
         FlowEnd::Stopped => ("stopped", None),
         FlowEnd::Running => ("running", None),
         FlowEnd::Error { reason } => ("error", Some(reason.clone())),
-        FlowEnd::NotConnected => ("not_connected", None),
+        FlowEnd::NotConnected => (NOT_CONNECTED, None),
     };
     let first = perf.exchanges.first();
     FlowSummary {

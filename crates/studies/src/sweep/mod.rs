@@ -33,6 +33,8 @@ pub use error::SweepError;
 pub use grid::{Axis, SweepPlan, check, parse_grid, points};
 pub use merge::{MergeOutcome, merge};
 pub use plot::{numeric, plot};
-pub use results::{METRIC_COLUMNS, NUMERIC_METRICS, RunKey, SweepMetrics, SweepRow};
+pub use results::{
+    METRIC_COLUMNS, NUMERIC_METRICS, RunKey, SweepMetrics, SweepRow, not_connected_rows,
+};
 pub use run::{SWEEP_ID_FILE, SweepOutcome, run, run_shard};
 pub use shard::{AxisRecord, Shard, ShardManifest};

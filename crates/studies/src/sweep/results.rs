@@ -137,6 +137,16 @@ pub(crate) fn write_row<W: std::io::Write>(
 }
 
 /// Rows already in `path` (header checked), or none if the file does not exist.
+/// The rows of the sweep results file `path` (sweep.csv, or a merge of shards) whose flow never
+/// connected: their metrics are zeros that measure nothing, and a plot or a mean over seeds
+/// takes them for results.
+pub fn not_connected_rows(path: &Path, axes: &[Axis]) -> Result<Vec<SweepRow>, SweepError> {
+    Ok(existing_rows(path, &header(axes))?
+        .into_iter()
+        .filter(|row| row.metrics.state == report::summary::NOT_CONNECTED)
+        .collect())
+}
+
 pub(crate) fn existing_rows(path: &Path, header: &[String]) -> Result<Vec<SweepRow>, SweepError> {
     if !path.exists() {
         return Ok(Vec::new());
