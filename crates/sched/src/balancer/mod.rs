@@ -262,8 +262,6 @@ pub struct Balancer {
     /// The fastest the acknowledgements of a train (see `measure_ack_train`) came back this
     /// round, bit/s.
     round_burst_bps: f64,
-    /// The last round's `round_burst_bps`.
-    last_round_burst_bps: f64,
 }
 
 impl Balancer {
@@ -301,7 +299,6 @@ impl Balancer {
             competitor_found_at: None,
             ack_train: VecDeque::new(),
             round_burst_bps: 0.0,
-            last_round_burst_bps: 0.0,
         }
     }
 
@@ -1100,7 +1097,6 @@ impl Scheduler for Balancer {
             None if !view.srtt.is_zero() => self.round_end = Some(view.now + view.srtt),
             Some(end) if view.now >= end => {
                 self.end_round(view);
-                self.last_round_burst_bps = self.round_burst_bps;
                 self.round_burst_bps = 0.0;
                 self.round_max_in_flight = view.in_flight_bytes;
                 self.round_min_sample = None;
@@ -1227,14 +1223,7 @@ impl Scheduler for Balancer {
                 // target the path is overloaded and the round's rate is its rate.)
                 let rate_bps = match self.latest_rtt_sample {
                     Some(rtt) if rtt.saturating_sub(view.min_rtt) <= self.config.target => {
-                        let served_bps = self.round_burst_bps.max(self.last_round_burst_bps);
-                        let flight_bps = view.in_flight_bytes as f64 * 8.0 / rtt.as_secs_f64();
-                        let flight_bps = if served_bps > 0.0 {
-                            flight_bps.min(served_bps)
-                        } else {
-                            flight_bps
-                        };
-                        round_rate_bps.max(flight_bps)
+                        round_rate_bps.max(view.in_flight_bytes as f64 * 8.0 / rtt.as_secs_f64())
                     }
                     _ => round_rate_bps,
                 };
