@@ -692,11 +692,11 @@ fn busy_at_500_kbit(frame_bytes: u64) -> Balancer {
 #[test]
 fn in_overload_a_frame_is_forecast_at_the_rate_the_bottleneck_serves() {
     let deadline = Duration::from_millis(175);
-    // Media that asks for 2 Mbit/s where 500 kbit/s arrive: the path is overloaded, and in
-    // flight ÷ RTT (600 kbit/s) is what was sent, not what is served. At 500 kbit/s a
-    // 6 000 B frame waits 70 ms behind the queue, takes 96 ms and 25 ms more to arrive: 191 ms,
-    // late. (At 600 kbit/s it would read 50 + 80 + 25 = 155 ms and be admitted.)
-    let mut overloaded = busy_at_500_kbit(8_333);
+    // Media that asks for 960 kbit/s (4 000 B frames) where 500 kbit/s arrive: the path is
+    // overloaded, and in flight ÷ RTT (600 kbit/s) is what was sent, not what is served. At
+    // 500 kbit/s a 6 000 B frame waits 70 ms behind the queue, takes 96 ms and 25 ms more to
+    // arrive: 191 ms, late. (At 600 kbit/s it would read 50 + 80 + 25 = 155 ms.)
+    let mut overloaded = busy_at_500_kbit(4_000);
     assert_eq!(overloaded.last_rate_bps, Some(600_000.0));
     assert_eq!(overloaded.recent_busy_rate_bps(), Some(500_000.0));
     assert!(!overloaded.admit_frame(Duration::ZERO, 6_000, deadline));
@@ -705,6 +705,11 @@ fn in_overload_a_frame_is_forecast_at_the_rate_the_bottleneck_serves() {
     // frames that would have arrived: rmcat-5.2).
     let mut fitting = busy_at_500_kbit(1_000);
     assert!(fitting.admit_frame(Duration::ZERO, 6_000, deadline));
+    // Frames whose mean (8 333 B: 133 ms at 500 kbit/s) takes more than half the 150 ms the
+    // deadline leaves beyond half the minimum RTT: only an empty queue gets them there in
+    // time, and refusing every other one idles the link. The round's rate keeps it busy.
+    let mut large_frames = busy_at_500_kbit(8_333);
+    assert!(large_frames.admit_frame(Duration::ZERO, 6_000, deadline));
 }
 
 #[test]
