@@ -705,7 +705,7 @@ fn in_overload_a_frame_is_forecast_at_the_rate_the_bottleneck_serves() {
     // frames that would have arrived: rmcat-5.2).
     let mut fitting = busy_at_500_kbit(1_000);
     assert!(fitting.admit_frame(Duration::ZERO, 6_000, deadline));
-    // Frames whose mean (8 333 B: 133 ms at 500 kbit/s) takes more than half the 150 ms the
+    // Frames whose median (8 333 B: 133 ms at 500 kbit/s) takes more than half the 150 ms the
     // deadline leaves beyond half the minimum RTT: only an empty queue gets them there in
     // time, and refusing every other one idles the link. The round's rate keeps it busy.
     let mut large_frames = busy_at_500_kbit(8_333);
