@@ -133,7 +133,7 @@ use config::{
     FAIRNESS_MAX_QUEUE_TARGETS, FAIRNESS_TIMESCALE, FRAME_LIMIT_QUEUE_TARGETS, FRAME_WINDOW,
     JUMP_RELEASE_PACER_ABOVE, KEYFRAME_GAP_GIVE_UP, MAX_RECHECK_DOUBLINGS, MEDIA_PIPE_HEADROOM,
     MEDIA_RATE_CLIMB_PER_S, MEDIA_SATISFIED_SHARE, MEDIA_SHARE_NEXT_TO_COMPETITOR, MIN_SPARE_SHARE,
-    OVERLOAD_SPARE_SHARE, TRANSPORT_PACING_GAIN,
+    OVERLOAD_SPARE_SHARE, SERVED_RATE_MAX_FRAME_SHARE_OF_SLACK, TRANSPORT_PACING_GAIN,
 };
 
 /// Whose queue the balancer believes the bottleneck holds.
@@ -345,6 +345,56 @@ impl Balancer {
         }
         let middle = sizes.len() / 2;
         *sizes.select_nth_unstable(middle).1 as f64
+    }
+
+    /// The rate the admission forecasts a frame at, bit/s: the round's (in flight ÷ RTT,
+    /// what was sent), or, where the media asks for more than the path delivers and the
+    /// queue is its own, the rate the bottleneck serves while busy.
+    ///
+    /// The forecast's queue is in flight over this rate less a minimum RTT, so on a GEO path
+    /// each 5 % of rate moves it by 35 ms, and the round's rate, which counts the round's
+    /// largest flight, reads 3–9 % above what an overloaded link serves. 2 Mbit/s of media at
+    /// 1 Mbit/s, RTT 600 ms, arrived 36 ms after the forecast (median) and media-bulk-geo's
+    /// 1 Mbit/s periods had 86–91 % of their frames late; at the served rate the median error
+    /// is −1 ms and 51 % are late (half the media fits). The round's rate stays:
+    /// - where the media gets what it asks for: next to other connections of ours the busy
+    ///   rate is only a share and reads low (rmcat-5.2 refused frames that would have
+    ///   arrived);
+    /// - in the competing mode and within [`COMPETITOR_MEMORY`] of finding a competitor: the
+    ///   queue is a loss-based flow's, and next to a Cubic download the media's worst
+    ///   recovery after a drop went from 11.7 ± 5.6 to 20.4 ± 13.8 s over five seeds (15.4 ±
+    ///   6.3 s with the memory, 12.6 ± 7.5 s with the median frame below);
+    /// - where the last second's median frame takes more than
+    ///   [`SERVED_RATE_MAX_FRAME_SHARE_OF_SLACK`] of the deadline's slack to serialize: only
+    ///   an empty queue gets such a frame in time, refusing every other one idles the link
+    ///   (GEO at 0.6 Mbit/s for 2 Mbit/s of media: 98 → 89 % utilized, below issue 10's
+    ///   90 %), and the round's rate keeps it busy. The median, not the mean: the mean moves by
+    ///   an eighth as a keyframe enters and leaves the second, and on the thesis path at
+    ///   1 Mbit/s it crossed the threshold back and forth, the simulator and real time at
+    ///   different moments (frames on time 38 / 35 % against 46 / 44 %; with the median
+    ///   47 / 48 % against 50 / 50 %).
+    fn forecast_rate_bps(
+        &self,
+        view: &TransportView,
+        deadline: Duration,
+        round_rate_bps: f64,
+    ) -> f64 {
+        let overloaded = self.mode == Mode::Delay
+            && self
+                .competitor_found_at
+                .is_none_or(|at| view.now > at + COMPETITOR_MEMORY)
+            && self.media_demand_bytes_per_s(view.now) * 8.0 > self.delivered_bps(view);
+        let slack = deadline.saturating_sub(view.min_rtt / 2).as_secs_f64();
+        match self.recent_busy_rate_bps() {
+            Some(busy_bps)
+                if overloaded
+                    && self.median_frame_bytes(view.now) * 8.0 / busy_bps
+                        <= SERVED_RATE_MAX_FRAME_SHARE_OF_SLACK * slack =>
+            {
+                busy_bps
+            }
+            _ => round_rate_bps,
+        }
     }
 
     /// Media bytes handed to the transport per second over the last second, bit/s.
@@ -1233,48 +1283,13 @@ impl Scheduler for Balancer {
         let saturated = self.saturated(&view);
         let admit = match (self.last_rate_bps, saturated) {
             (Some(round_rate_bps), true) => {
-                // The round's rate is what we sent. Where the media asks for more than the
-                // path delivers, the queue is ours and the forecast reads it at the rate the
-                // bottleneck serves while busy: in flight ÷ RTT counts the round's largest
-                // flight, and the forecast's queue (in flight over the rate, less a minimum
-                // RTT) moves 35 ms for each 5 % of rate on a GEO path. Read that way, 2 Mbit/s
-                // of media at 1 Mbit/s, RTT 600 ms, arrived 36 ms after the forecast (median)
-                // and media-bulk-geo's 1 Mbit/s periods had 86–91 % of their frames late; at
-                // the served rate the median error is −1 ms and 51 % are late (half the media
-                // fits). Not in the competing mode nor within a minute of finding a
-                // competitor: there the queue is a loss-based flow's, and next to a Cubic
-                // download the media's worst recovery after a drop went from 11.7 ± 5.6 s to
-                // 20.4 ± 13.8 s (five seeds; 15.4 ± 6.3 s with this exclusion). Not where the
-                // median frame takes more than half the deadline's slack to serialize (the
-                // median: the last second's mean moves by an eighth as a keyframe enters and
-                // leaves it, and on the thesis path at 1 Mbit/s it crossed the threshold
-                // back and forth, the simulator and real time at different moments): there
-                // only an empty queue gets a frame in time, refusing every other frame idles
-                // the link (GEO at 0.6 Mbit/s for 2 Mbit/s of media: 98 → 89 % utilized,
-                // below issue 10's 90 %), and the round's rate keeps it busy as before.
-                // Where the media gets what it asks
-                // for, the round's rate stays: next to other flows of ours the busy rate is
-                // only a share and read low (rmcat-5.2: frames refused that would have
-                // arrived). If the latest RTT sample shows no more than the target of queue,
-                // what is in flight now over that RTT is what the path carries: capacity
-                // that rose mid-round shows there a round early. (Above the target the path
-                // is overloaded and the measured rate is its rate.)
-                let overloaded = self.mode == Mode::Delay
-                    && self
-                        .competitor_found_at
-                        .is_none_or(|at| view.now > at + COMPETITOR_MEMORY)
-                    && self.media_demand_bytes_per_s(view.now) * 8.0 > self.delivered_bps(&view);
-                let served_bps = match self.recent_busy_rate_bps() {
-                    Some(busy_bps)
-                        if overloaded
-                            && self.median_frame_bytes(view.now) * 8.0 / busy_bps
-                                <= deadline.saturating_sub(view.min_rtt / 2).as_secs_f64()
-                                    / 2.0 =>
-                    {
-                        busy_bps
-                    }
-                    _ => round_rate_bps,
-                };
+                // The round's rate is what we sent; where the media is overloaded the
+                // forecast reads the rate the bottleneck serves (`forecast_rate_bps`). If the
+                // latest RTT sample shows no more than the target of queue, what is in flight
+                // now over that RTT is what the path carries: capacity that rose mid-round
+                // shows there a round early. (Above the target the path is overloaded and the
+                // measured rate is its rate.)
+                let served_bps = self.forecast_rate_bps(&view, deadline, round_rate_bps);
                 let rate_bps = match self.latest_rtt_sample {
                     Some(rtt) if rtt.saturating_sub(view.min_rtt) <= self.config.target => {
                         served_bps.max(view.in_flight_bytes as f64 * 8.0 / rtt.as_secs_f64())
