@@ -119,24 +119,13 @@ pub fn error_bar_chart(
     y_label: &str,
     series: &[ErrorSeries],
 ) -> Result<[PathBuf; 2], PlotError> {
-    error_bars(stem, title, x_label, y_label, &[], series)
+    error_bar_chart_categories(stem, title, x_label, y_label, &[], series)
 }
 
 /// Like [`error_bar_chart`] over named values rather than numbers (a sweep of queue
 /// disciplines, of controllers): a point's x is the index of its value in `categories`, whose
-/// names label the ticks, one per value, in that order.
+/// names label the ticks, one per value, in that order (none: a numeric axis).
 pub fn error_bar_chart_categories(
-    stem: &Path,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    categories: &[String],
-    series: &[ErrorSeries],
-) -> Result<[PathBuf; 2], PlotError> {
-    error_bars(stem, title, x_label, y_label, categories, series)
-}
-
-fn error_bars(
     stem: &Path,
     title: &str,
     x_label: &str,

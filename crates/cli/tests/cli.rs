@@ -997,21 +997,25 @@ fn a_closed_stdout_ends_the_command_quietly_with_its_results_written() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A scenario file whose forward path takes an hour, longer than the 2 s run, so its flow
+/// never connects; its buffers are stated in bytes (one BDP over an hour's RTT is more than a
+/// scenario may state).
+fn never_connecting_scenario(name: &str) -> PathBuf {
+    scenario_file(
+        name,
+        &VALID
+            .replacen("delay = \"10ms\"", "delay = \"1h\"\nqueue = \"100kB\"", 1)
+            .replacen("delay = \"10ms\"", "delay = \"10ms\"\nqueue = \"100kB\"", 1),
+    )
+}
+
 #[test]
 fn a_flow_that_never_connected_is_named_in_a_warning() {
-    let late = scenario_file(
-        "never.toml",
-        &VALID.replacen("delay = \"10ms\"", "delay = \"1h\"", 1),
-    );
+    let late = never_connecting_scenario("never.toml");
     let dir = temp_dir("never");
-    // Buffers stated in bytes: one BDP over an hour's RTT is more than a scenario may state.
     let out = satquic(&[
         "run",
         late.to_str().unwrap(),
-        "--set",
-        "path.forward.queue=100kB",
-        "--set",
-        "path.return.queue=100kB",
         "--out",
         dir.to_str().unwrap(),
         "--quiet",
@@ -1027,18 +1031,13 @@ fn a_flow_that_never_connected_is_named_in_a_warning() {
 
 #[test]
 fn a_sweep_names_the_rows_of_flows_that_never_connected() {
-    let late = scenario_file(
-        "never-sweep.toml",
-        &VALID.replacen("delay = \"10ms\"", "delay = \"1h\"\nqueue = \"100kB\"", 1),
-    );
+    let late = never_connecting_scenario("never-sweep.toml");
     let dir = temp_dir("never-sweep");
     let out = satquic(&[
         "sweep",
         late.to_str().unwrap(),
         "--grid",
         "path.forward.queue=100kB,200kB",
-        "--set",
-        "path.return.queue=100kB",
         "--out",
         dir.to_str().unwrap(),
     ]);

@@ -278,6 +278,11 @@ fn estimated_ssthresh_is_the_measured_bdp_and_growth_waits_for_it() {
 /// A default core told the path's BDP, with a 10-packet initial window, whose first packet
 /// (sent at 0) is acknowledged at 500 ms (ρ = 20).
 fn declared_bdp_core(bdp_packets: u64) -> Hybla {
+    declared_bdp_core_first_ack(bdp_packets, false)
+}
+
+/// [`declared_bdp_core`], with whether the application limited sending after the first ACK.
+fn declared_bdp_core_first_ack(bdp_packets: u64, app_limited: bool) -> Hybla {
     let params = HyblaParams {
         declared_bdp_bytes: Some(bdp_packets * MSS),
         initial_window_bytes: 10 * MSS,
@@ -285,8 +290,21 @@ fn declared_bdp_core(bdp_packets: u64) -> Hybla {
     };
     let mut h = Hybla::new(params, MSS);
     h.on_ack(MS(500), Duration::ZERO, MSS, false);
-    h.on_end_acks(MS(500), 0, false);
+    h.on_end_acks(MS(500), 0, app_limited);
     h
+}
+
+/// Up to `packets` packets sent from 600 ms, one every 2 ms (0.5 MB/s), each acknowledged
+/// behind 50 ms of queue, until start-up ends.
+fn queue_after_the_target(h: &mut Hybla, packets: u64) {
+    for i in 0..packets {
+        let sent = MS(600 + 2 * i);
+        h.on_ack(sent + MS(550), sent, MSS, false);
+        h.on_end_acks(sent + MS(550), 0, false);
+        if h.startup_target().is_none() {
+            break;
+        }
+    }
 }
 
 #[test]
@@ -315,14 +333,7 @@ fn start_up_ends_at_the_first_queue_of_its_own_with_the_window_at_the_pipe() {
     assert!(h.startup_target().is_some(), "still in start-up");
     let before = h.window();
     // Then packets sent after the target was reached, still 2 ms apart, with 50 ms of queue.
-    for i in 0..20u64 {
-        let sent = MS(600 + 2 * i);
-        h.on_ack(sent + MS(550), sent, MSS, false);
-        h.on_end_acks(sent + MS(550), 0, false);
-        if h.startup_target().is_none() {
-            break;
-        }
-    }
+    queue_after_the_target(&mut h, 20);
     assert!(h.startup_target().is_none(), "start-up over");
     let pipe = h.pipe_bytes().unwrap();
     assert!((249 * MSS..=251 * MSS).contains(&pipe), "pipe {pipe}");
@@ -339,26 +350,12 @@ fn start_up_ends_at_the_first_queue_of_its_own_with_the_window_at_the_pipe() {
 fn a_queue_at_the_first_packets_after_a_lone_first_packet_drains_to_the_pipe_they_measure() {
     // The application sent one packet first (a request), so the only delivery rate before
     // the next flight spans the idle time between the two: 4 packets in 600 ms, a 3 kB pipe.
-    let params = HyblaParams {
-        declared_bdp_bytes: Some(400 * MSS),
-        initial_window_bytes: 10 * MSS,
-        ..HyblaParams::default()
-    };
-    let mut h = Hybla::new(params, MSS);
-    h.on_ack(MS(500), Duration::ZERO, MSS, false);
-    h.on_end_acks(MS(500), 0, true);
+    let mut h = declared_bdp_core_first_ack(400, true);
     let before = h.window();
     assert!(before >= 400 * MSS, "{before}");
     // Then a flight sent after the target was reached, one packet every 2 ms (0.5 MB/s: a
     // pipe of 250 packets at the 500 ms base RTT), every packet behind 50 ms of queue.
-    for i in 0..40u64 {
-        let sent = MS(600 + 2 * i);
-        h.on_ack(sent + MS(550), sent, MSS, false);
-        h.on_end_acks(sent + MS(550), 0, false);
-        if h.startup_target().is_none() {
-            break;
-        }
-    }
+    queue_after_the_target(&mut h, 40);
     assert!(h.startup_target().is_none(), "start-up over");
     // The drain waited for a rate the flight itself measured: the window is that pipe (within
     // the two packets' rounding of a 4-packet sample), not the idle time's.
