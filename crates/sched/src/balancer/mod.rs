@@ -373,17 +373,28 @@ impl Balancer {
     ///   1 Mbit/s it crossed the threshold back and forth, the simulator and real time at
     ///   different moments (frames on time 38 / 35 % against 46 / 44 %; with the median
     ///   47 / 48 % against 50 / 50 %).
+    ///
+    /// Where the media fits but the newest busy stretches say the capacity dropped
+    /// (`dropped_capacity_bps`), the forecast reads that rate, as the media's target and the
+    /// bulk's cap already do: the round that began before the drop lasts as long as its
+    /// backlog (seconds on GEO), and at its rate frames were admitted into that backlog and
+    /// cancelled there, their bytes still ahead of the next frames. Only where the queue is
+    /// our own, as above: next to a Cubic download a competitor's queue reads as a drop too,
+    /// and one seed's media then never recovered after the last drop.
     fn forecast_rate_bps(
         &self,
         view: &TransportView,
         deadline: Duration,
         round_rate_bps: f64,
     ) -> f64 {
-        let overloaded = self.mode == Mode::Delay
+        let own_queue = self.mode == Mode::Delay
             && self
                 .competitor_found_at
-                .is_none_or(|at| view.now > at + COMPETITOR_MEMORY)
-            && self.media_demand_bytes_per_s(view.now) * 8.0 > self.delivered_bps(view);
+                .is_none_or(|at| view.now > at + COMPETITOR_MEMORY);
+        if !own_queue {
+            return round_rate_bps;
+        }
+        let overloaded = self.media_demand_bytes_per_s(view.now) * 8.0 > self.delivered_bps(view);
         let slack = deadline.saturating_sub(view.min_rtt / 2).as_secs_f64();
         match self.recent_busy_rate_bps() {
             Some(busy_bps)
@@ -393,7 +404,9 @@ impl Balancer {
             {
                 busy_bps
             }
-            _ => round_rate_bps,
+            _ => self
+                .dropped_capacity_bps(round_rate_bps, view)
+                .unwrap_or(round_rate_bps),
         }
     }
 
@@ -457,6 +470,13 @@ impl Balancer {
     /// (packet-train dispersion over every busy stretch, not only a burst's). Unlike
     /// `delivered_bps` it does not count the link's idle time, so a media target taken from it
     /// does not ratchet down when the bulk keeps little queue.
+    ///
+    /// A queue at both ends does not prove one in between: the queue at the end may have
+    /// formed after the link idled (a frame's burst into an empty link). A stretch longer than
+    /// the target counts only where the later sample's queue delay is at least the stretch:
+    /// that packet was already waiting when the stretch began (first in, first out). In the
+    /// 0.6 Mbit/s period of media-bulk-geo with 3× rises (Hybla, seed 3) stretches of 42–87 ms
+    /// with 39 ms of queue at their end read 270–560 kbit/s.
     fn measure_busy_rate(&mut self, view: &TransportView) {
         if self
             .last_ack_observation
@@ -472,6 +492,10 @@ impl Balancer {
         if let Some((since, acked, true)) = self.last_ack_observation
             && busy
             && view.now > since
+            && (view.now - since <= self.config.target
+                || view
+                    .rtt_sample_min
+                    .is_some_and(|sample| sample.saturating_sub(view.min_rtt) >= view.now - since))
         {
             self.busy_stretches
                 .push_back((view.now, view.acked_bytes - acked, view.now - since));

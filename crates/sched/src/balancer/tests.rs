@@ -1183,6 +1183,44 @@ fn the_bulks_cap_follows_a_capacity_drop_before_the_round_ends() {
 }
 
 #[test]
+fn after_a_capacity_drop_a_frame_is_forecast_at_the_rate_left_not_the_rounds() {
+    let deadline = Duration::from_millis(450);
+    // 350 kB in flight: at the round's 4 Mbit/s 100 ms of queue, and a 2 000 B frame arrives
+    // after 100 + 4 + 300 = 404 ms. The newest busy stretches serve 600 kbit/s behind 300 ms
+    // of queue: the capacity dropped, and there the frame waits seconds.
+    let mut dropped = after_a_drop(900);
+    assert_eq!(dropped.mode, Mode::Delay);
+    assert!((dropped.last_rate_bps.unwrap() - 4_000_000.0).abs() < 1.0);
+    dropped.last_admitted = Some(Duration::from_millis(1_350));
+    assert!(!dropped.admit_frame(Duration::ZERO, 2_000, deadline));
+    // Without the backlog that says the capacity dropped, the round's rate stands.
+    let mut slower = after_a_drop(640);
+    slower.last_admitted = Some(Duration::from_millis(1_350));
+    assert!(slower.admit_frame(Duration::ZERO, 2_000, deadline));
+}
+
+#[test]
+fn a_stretch_longer_than_the_queue_at_its_end_is_not_a_busy_one() {
+    // 500 kbit/s behind 50 ms of queue for a second, then a pause of 200 ms, and a packet
+    // acknowledged behind 50 ms of queue again: it arrived after the link had idled, and
+    // 625 B over 200 ms (25 kbit/s) is not what the link serves.
+    let mut b = busy_at_500_kbit(1_000);
+    let mut v = sampled(view(1_200, 1_000_000, 7_500, 100, 50), 100);
+    v.acked_bytes = 101 * 625;
+    b.observe(&v);
+    assert_eq!(b.recent_busy_rate_bps(), Some(500_000.0));
+    // Behind 250 ms of queue the same packet was waiting when the pause began: the link
+    // served only 625 B in those 200 ms, and with the 100 ms before them the newest 300 ms
+    // read (625 + 10 × 625) B / 0.3 s = 183 kbit/s.
+    let mut b = busy_at_500_kbit(1_000);
+    let mut v = sampled(view(1_200, 1_000_000, 7_500, 100, 50), 300);
+    v.acked_bytes = 101 * 625;
+    b.observe(&v);
+    let slow = b.recent_busy_rate_bps().unwrap();
+    assert!((slow - 183_333.3).abs() < 1.0, "{slow}");
+}
+
+#[test]
 fn the_frame_limit_keeps_a_keyframe_the_balancer_can_recognise() {
     let mut b = Balancer::new(config());
     saturated_delivering_600_kbit(&mut b);
