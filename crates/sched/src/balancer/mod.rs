@@ -379,8 +379,9 @@ impl Balancer {
     /// bulk's cap already do: the round that began before the drop lasts as long as its
     /// backlog (seconds on GEO), and at its rate frames were admitted into that backlog and
     /// cancelled there, their bytes still ahead of the next frames. Only where the queue is
-    /// our own, as above: next to a Cubic download a competitor's queue reads as a drop too,
-    /// and one seed's media then never recovered after the last drop.
+    /// our own, as above: next to a Cubic download a competitor's queue reads as a drop too
+    /// (in every mode, one seed of five never got the media back to its share after the
+    /// last drop).
     fn forecast_rate_bps(
         &self,
         view: &TransportView,
