@@ -1,5 +1,5 @@
 //! Outputs of runs whose connections carry media or bulk applications: `apps.csv` (each
-//! application's throughput over time), `frames.csv` (every media frame's delay) and one
+//! application's throughput over time), `frames.csv` (every media frame captured and its delay, if it arrived) and one
 //! figure per run in the style of \[Ruehl2024\]'s Fig. 6.x — media and bulk throughput stacked
 //! under the link capacity, frame delays in a panel below.
 //!
@@ -54,7 +54,10 @@ pub struct AppRow {
     pub throughput_bps: f64,
 }
 
-/// One row of `frames.csv`: a media frame that arrived.
+/// One row of `frames.csv`: every frame the media captured, whether it arrived or not (refused
+/// at the source, cancelled past its deadline, or still on its way when the run ended). A file
+/// of arrivals alone reads far better than the run was: in overload the frames that never
+/// arrive are most of the late ones.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FrameRow {
     /// Run index.
@@ -71,12 +74,13 @@ pub struct FrameRow {
     pub seq: u64,
     /// Capture time, seconds.
     pub captured_s: f64,
-    /// Arrival of its last byte, seconds.
-    pub received_s: f64,
-    /// One-way frame delay, ms.
-    pub delay_ms: f64,
-    /// Whether it missed its deadline.
-    pub late: bool,
+    /// Arrival of its last byte, seconds; empty if it never arrived.
+    pub received_s: Option<f64>,
+    /// One-way frame delay, ms; empty if it never arrived.
+    pub delay_ms: Option<f64>,
+    /// Whether it missed its deadline (a frame that never arrived did); empty for a frame
+    /// that did not arrive and whose deadline fell after the end of the run.
+    pub late: Option<bool>,
 }
 
 /// Whether a run has anything for these outputs.
@@ -127,7 +131,55 @@ pub fn app_rows(index: usize, label: &str, outcome: &RunOutcome) -> Vec<AppRow> 
     rows
 }
 
-/// `frames.csv` rows of one run, in arrival order per application.
+/// What became of one frame the media captured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CapturedFrame {
+    seq: u64,
+    captured_at: Duration,
+    /// Arrival of its last byte; `None` if it never arrived.
+    received_at: Option<Duration>,
+    /// Whether it missed its deadline; `None` for a frame that did not arrive and whose
+    /// deadline fell after `end_time`.
+    late: Option<bool>,
+}
+
+/// Every frame `media` captured, in capture order, for a run that ended at `end_time`.
+/// Frames that never arrived are placed at their capture time ([`MediaReport::capture_time`]),
+/// as the periods count them.
+fn captured_frames(media: &MediaReport, end_time: Duration) -> Vec<CapturedFrame> {
+    let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
+    let arrived: std::collections::BTreeMap<u64, &sim::apps::media::FrameRecord> =
+        media.frames.iter().map(|f| (f.seq, f)).collect();
+    let captured = arrived
+        .keys()
+        .next_back()
+        .map_or(0, |&last| last + 1)
+        .max(media.frames_sent);
+    (0..captured)
+        .map(|seq| match arrived.get(&seq) {
+            Some(frame) => {
+                let delay_ms = (frame.received_at - frame.captured_at).as_secs_f64() * 1e3;
+                CapturedFrame {
+                    seq,
+                    captured_at: frame.captured_at,
+                    received_at: Some(frame.received_at),
+                    late: Some(delay_ms > media.deadline_ms),
+                }
+            }
+            None => {
+                let captured_at = media.capture_time(seq);
+                CapturedFrame {
+                    seq,
+                    captured_at,
+                    received_at: None,
+                    late: (captured_at + deadline <= end_time).then_some(true),
+                }
+            }
+        })
+        .collect()
+}
+
+/// `frames.csv` rows of one run: per application, every frame it captured, in capture order.
 pub fn frame_rows(index: usize, label: &str, outcome: &RunOutcome) -> Vec<FrameRow> {
     let mut rows = Vec::new();
     for flow in &outcome.flows {
@@ -135,8 +187,7 @@ pub fn frame_rows(index: usize, label: &str, outcome: &RunOutcome) -> Vec<FrameR
             let Some(media) = MediaReport::of(app) else {
                 continue;
             };
-            for frame in &media.frames {
-                let delay_ms = (frame.received_at - frame.captured_at).as_secs_f64() * 1e3;
+            for frame in captured_frames(&media, outcome.end_time) {
                 rows.push(FrameRow {
                     run: index,
                     cc: label.to_owned(),
@@ -145,9 +196,11 @@ pub fn frame_rows(index: usize, label: &str, outcome: &RunOutcome) -> Vec<FrameR
                     app: app.name.clone(),
                     seq: frame.seq,
                     captured_s: frame.captured_at.as_secs_f64(),
-                    received_s: frame.received_at.as_secs_f64(),
-                    delay_ms,
-                    late: delay_ms > media.deadline_ms,
+                    received_s: frame.received_at.map(|t| t.as_secs_f64()),
+                    delay_ms: frame
+                        .received_at
+                        .map(|t| (t - frame.captured_at).as_secs_f64() * 1e3),
+                    late: frame.late,
                 });
             }
         }
@@ -341,5 +394,42 @@ mod tests {
         for r in rates {
             assert!((r - 200_000.0).abs() < 1e-6, "{r}");
         }
+    }
+
+    #[test]
+    fn every_captured_frame_has_a_row_whether_it_arrived_or_not() {
+        let ms = Duration::from_millis;
+        // 10 fps from 50 ms, a 400 ms deadline; frames 0 and 2 arrived (2 late), 1 and 3
+        // never did, and the run ended at 700 ms: frame 1 was due at 550 ms, within the run,
+        // frame 3 only at 750 ms.
+        let arrived = |seq: u64, delay_ms: u64| sim::apps::media::FrameRecord {
+            seq,
+            captured_at: ms(50 + 100 * seq),
+            received_at: ms(50 + 100 * seq + delay_ms),
+            bytes: 1_000,
+        };
+        let media = MediaReport {
+            frames_sent: 4,
+            frames_received: 2,
+            deadline_ms: 400.0,
+            frames: vec![arrived(2, 450), arrived(0, 300)],
+            fps: 10,
+            first_capture_s: 0.05,
+            ..MediaReport::default()
+        };
+        let frames = captured_frames(&media, ms(700));
+        let got: Vec<_> = frames
+            .iter()
+            .map(|f| (f.seq, f.captured_at, f.received_at, f.late))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, ms(50), Some(ms(350)), Some(false)),
+                (1, ms(150), None, Some(true)),
+                (2, ms(250), Some(ms(700)), Some(true)),
+                (3, ms(350), None, None),
+            ]
+        );
     }
 }

@@ -204,11 +204,8 @@ pub fn frames_in(
     run_end: Duration,
 ) -> (u64, u64) {
     let window = FrameWindow::new(media, from, to, run_end);
-    let first = Duration::from_secs_f64(media.first_capture_s);
-    let fps = f64::from(media.fps.max(1));
-    let captured_at = |seq: u64| first + Duration::from_secs_f64(seq as f64 / fps);
     let frames = (0..media.frames_sent)
-        .filter(|&seq| window.counts(captured_at(seq)))
+        .filter(|&seq| window.counts(media.capture_time(seq)))
         .count() as u64;
     let on_time = media
         .frames
