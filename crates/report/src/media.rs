@@ -148,8 +148,19 @@ struct CapturedFrame {
 /// as the periods count them.
 fn captured_frames(media: &MediaReport, end_time: Duration) -> Vec<CapturedFrame> {
     let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
+    let arrival = |frame: &sim::apps::media::FrameRecord| CapturedFrame {
+        seq: frame.seq,
+        captured_at: frame.captured_at,
+        received_at: Some(frame.received_at),
+        late: Some(frame.delay().as_secs_f64() * 1e3 > media.deadline_ms),
+    };
     let arrived: std::collections::BTreeMap<u64, &sim::apps::media::FrameRecord> =
         media.frames.iter().map(|f| (f.seq, f)).collect();
+    // Where the sender's side was not recorded (no frames captured), only the arrivals are
+    // known.
+    if media.frames_sent == 0 {
+        return arrived.values().map(|frame| arrival(frame)).collect();
+    }
     let captured = arrived
         .keys()
         .next_back()
@@ -157,15 +168,7 @@ fn captured_frames(media: &MediaReport, end_time: Duration) -> Vec<CapturedFrame
         .max(media.frames_sent);
     (0..captured)
         .map(|seq| match arrived.get(&seq) {
-            Some(frame) => {
-                let delay_ms = (frame.received_at - frame.captured_at).as_secs_f64() * 1e3;
-                CapturedFrame {
-                    seq,
-                    captured_at: frame.captured_at,
-                    received_at: Some(frame.received_at),
-                    late: Some(delay_ms > media.deadline_ms),
-                }
-            }
+            Some(frame) => arrival(frame),
             None => {
                 let captured_at = media.capture_time(seq);
                 CapturedFrame {
@@ -431,5 +434,15 @@ mod tests {
                 (3, ms(350), None, None),
             ]
         );
+        // A report without the sender's side: the arrivals, in capture order.
+        let receiver_only = MediaReport {
+            frames_sent: 0,
+            ..media
+        };
+        let seqs: Vec<u64> = captured_frames(&receiver_only, ms(700))
+            .iter()
+            .map(|f| f.seq)
+            .collect();
+        assert_eq!(seqs, [0, 2]);
     }
 }
