@@ -72,7 +72,9 @@ def main() -> None:
             t = first_capture + seq / args.fps
             total += 1
             r = by_seq.get(seq)
-            if r is None or r["late"] == "true":
+            # A frame that never arrived is late (frames.csv leaves `late` empty only where
+            # the deadline fell after the run).
+            if r is None or r["late"] != "false":
                 if t < physics_end - 0.1:
                     counts["physics"] += 1
                 elif t < declared:

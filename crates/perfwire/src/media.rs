@@ -171,8 +171,14 @@ impl VideoModel {
 
     /// When frame `seq` is captured, after frame 0.
     pub fn capture_offset(&self, seq: u64) -> Duration {
-        Duration::from_secs_f64(seq as f64 / f64::from(self.fps.max(1)))
+        capture_offset(self.fps, seq)
     }
+}
+
+/// When frame `seq` of a source at `fps` is captured, after frame 0: the one schedule the
+/// source, the periods' frame counts and `frames.csv` share.
+pub fn capture_offset(fps: u32, seq: u64) -> Duration {
+    Duration::from_secs_f64(seq as f64 / f64::from(fps.max(1)))
 }
 
 /// One delivered frame.

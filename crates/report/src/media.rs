@@ -1,7 +1,7 @@
 //! Outputs of runs whose connections carry media or bulk applications: `apps.csv` (each
-//! application's throughput over time), `frames.csv` (every media frame captured and its delay, if it arrived) and one
-//! figure per run in the style of \[Ruehl2024\]'s Fig. 6.x — media and bulk throughput stacked
-//! under the link capacity, frame delays in a panel below.
+//! application's throughput over time), `frames.csv` (every media frame captured, and its
+//! delay if it arrived) and one figure per run in the style of \[Ruehl2024\]'s Fig. 6.x —
+//! media and bulk throughput stacked under the link capacity, frame delays in a panel below.
 //!
 //! `timeseries.csv` stays one row per flow and sample; the per-application series live here in
 //! the same long format, so a reader of either file needs no knowledge of the other.
@@ -147,18 +147,18 @@ struct CapturedFrame {
 /// Frames that never arrived are placed at their capture time ([`MediaReport::capture_time`]),
 /// as the periods count them.
 fn captured_frames(media: &MediaReport, end_time: Duration) -> Vec<CapturedFrame> {
-    let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
+    let deadline = media.deadline();
     let arrival = |frame: &sim::apps::media::FrameRecord| CapturedFrame {
         seq: frame.seq,
         captured_at: frame.captured_at,
         received_at: Some(frame.received_at),
-        late: Some(frame.delay().as_secs_f64() * 1e3 > media.deadline_ms),
+        late: Some(frame.delay() > deadline),
     };
     let arrived: std::collections::BTreeMap<u64, &sim::apps::media::FrameRecord> =
         media.frames.iter().map(|f| (f.seq, f)).collect();
-    // Where the sender's side was not recorded (no frames captured), only the arrivals are
-    // known.
-    if media.frames_sent == 0 {
+    // Where the sender's side was not recorded (no frames captured), or the receiver did not
+    // record every arrival, only the recorded arrivals are known.
+    if media.frames_sent == 0 || (media.frames.len() as u64) < media.frames_received {
         return arrived.values().map(|frame| arrival(frame)).collect();
     }
     let captured = arrived
@@ -175,7 +175,9 @@ fn captured_frames(media: &MediaReport, end_time: Duration) -> Vec<CapturedFrame
                     seq,
                     captured_at,
                     received_at: None,
-                    late: (captured_at + deadline <= end_time).then_some(true),
+                    // As the periods count frames: one whose deadline is not before the end
+                    // of the run could not have arrived.
+                    late: (captured_at + deadline < end_time).then_some(true),
                 }
             }
         })
@@ -202,7 +204,7 @@ pub fn frame_rows(index: usize, label: &str, outcome: &RunOutcome) -> Vec<FrameR
                     received_s: frame.received_at.map(|t| t.as_secs_f64()),
                     delay_ms: frame
                         .received_at
-                        .map(|t| (t - frame.captured_at).as_secs_f64() * 1e3),
+                        .map(|t| t.saturating_sub(frame.captured_at).as_secs_f64() * 1e3),
                     late: frame.late,
                 });
             }

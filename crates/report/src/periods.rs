@@ -177,7 +177,7 @@ struct FrameWindow {
 
 impl FrameWindow {
     fn new(media: &MediaReport, from: Duration, to: Duration, run_end: Duration) -> FrameWindow {
-        let deadline = Duration::from_secs_f64(media.deadline_ms / 1e3);
+        let deadline = media.deadline();
         FrameWindow {
             from,
             to,

@@ -374,7 +374,8 @@ impl Balancer {
     ///   different moments (frames on time 38 / 35 % against 46 / 44 %; with the median
     ///   47 / 48 % against 50 / 50 %).
     ///
-    /// Where the media fits but the newest busy stretches say the capacity dropped
+    /// Elsewhere (the media fits, or its median frame is too large for the rule above), where
+    /// the newest busy stretches say the capacity dropped
     /// (`dropped_capacity_bps`), the forecast reads that rate, as the media's target and the
     /// bulk's cap already do: the round that began before the drop lasts as long as its
     /// backlog (seconds on GEO), and at its rate frames were admitted into that backlog and
@@ -1308,8 +1309,9 @@ impl Scheduler for Balancer {
         let saturated = self.saturated(&view);
         let admit = match (self.last_rate_bps, saturated) {
             (Some(round_rate_bps), true) => {
-                // The round's rate is what we sent; where the media is overloaded the
-                // forecast reads the rate the bottleneck serves (`forecast_rate_bps`). If the
+                // The round's rate is what we sent; where the media is overloaded, or the
+                // capacity dropped mid-round, the forecast reads the rate the bottleneck
+                // serves (`forecast_rate_bps`). If the
                 // latest RTT sample shows no more than the target of queue, what is in flight
                 // now over that RTT is what the path carries: capacity that rose mid-round
                 // shows there a round early. (Above the target the path is overloaded and the

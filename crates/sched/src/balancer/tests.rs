@@ -1193,6 +1193,12 @@ fn after_a_capacity_drop_a_frame_is_forecast_at_the_rate_left_not_the_rounds() {
     assert!((dropped.last_rate_bps.unwrap() - 4_000_000.0).abs() < 1.0);
     dropped.last_admitted = Some(Duration::from_millis(1_350));
     assert!(!dropped.admit_frame(Duration::ZERO, 2_000, deadline));
+    // Next to a competitor found within the last minute its queue, not a drop, makes our
+    // stretches slow: the round's rate stands.
+    let mut shared = after_a_drop(900);
+    shared.competitor_found_at = Some(Duration::from_millis(1_000));
+    shared.last_admitted = Some(Duration::from_millis(1_350));
+    assert!(shared.admit_frame(Duration::ZERO, 2_000, deadline));
     // Without the backlog that says the capacity dropped, the round's rate stands.
     let mut slower = after_a_drop(640);
     slower.last_admitted = Some(Duration::from_millis(1_350));

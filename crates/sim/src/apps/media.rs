@@ -112,12 +112,17 @@ impl MediaReport {
         serde_json::from_value(serde_json::Value::Object(app.report.clone())).ok()
     }
 
+    /// The deadline as a duration (`deadline_ms`).
+    pub fn deadline(&self) -> Duration {
+        Duration::from_secs_f64(self.deadline_ms / 1e3)
+    }
+
     /// When frame `seq` was captured: frame 0 at `first_capture_s`, one frame every
     /// 1 / `fps` after it. The one place that says when a frame that never arrived (refused at
     /// the source, cancelled, lost) was due, for the periods' counts and `frames.csv` alike.
     pub fn capture_time(&self, seq: u64) -> Duration {
         Duration::from_secs_f64(self.first_capture_s)
-            + Duration::from_secs_f64(seq as f64 / f64::from(self.fps.max(1)))
+            + perfwire::media::capture_offset(self.fps, seq)
     }
 }
 
