@@ -19,6 +19,7 @@ use crate::periods::capacity_steps;
 use crate::run::CompletedRun;
 use chart::{PlotError, Series, StackedPanelChart};
 use scenario::Scenario;
+use scenario::apps::AppKind;
 
 /// Window of the per-application throughput (RFC 8868 evaluates media at 200 ms).
 pub const APP_THROUGHPUT_WINDOW: Duration = Duration::from_millis(200);
@@ -242,15 +243,25 @@ pub fn write_frames_csv<W: Write>(writer: W, runs: &[CompletedRun]) -> Result<()
     write_rows(writer, &rows)
 }
 
-/// The schedulers of a scenario's flows, for titles: "balancer", or "call: balancer, other:
-/// none" when they differ.
+/// The schedulers of a scenario's flows that carry media or bulk, for titles: "balancer", or
+/// "call-1: balancer, call-2: none" when they differ. A flow of perf alone has one stream at a
+/// time and nothing to schedule: naming its scheduler ("competitor: none") read as if there
+/// were no competitor.
 fn scheduler_note(scenario: &Scenario) -> String {
-    let names: Vec<&str> = scenario.flows.iter().map(|f| f.scheduler.name()).collect();
+    let scheduled: Vec<_> = scenario
+        .flows
+        .iter()
+        .filter(|f| {
+            f.apps
+                .iter()
+                .any(|a| matches!(a.kind, AppKind::Media(_) | AppKind::Bulk(_)))
+        })
+        .collect();
+    let names: Vec<&str> = scheduled.iter().map(|f| f.scheduler.name()).collect();
     if names.windows(2).all(|w| w[0] == w[1]) {
         names.first().copied().unwrap_or("none").to_owned()
     } else {
-        scenario
-            .flows
+        scheduled
             .iter()
             .map(|f| format!("{}: {}", f.name, f.scheduler.name()))
             .collect::<Vec<_>>()
@@ -399,6 +410,23 @@ mod tests {
         for r in rates {
             assert!((r - 200_000.0).abs() < 1e-6, "{r}");
         }
+    }
+
+    #[test]
+    fn the_title_names_the_schedulers_of_flows_with_media_or_bulk_only() {
+        let builtin = |name: &str, overrides: &[&str]| {
+            let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+            let text = scenario::builtin::get(name).unwrap();
+            Scenario::from_toml_str(text, name, &overrides).unwrap()
+        };
+        // The Cubic download next to the call is perf alone: nothing to schedule.
+        let competing = builtin("media-bulk-competing", &["flow.0.scheduler=balancer"]);
+        assert_eq!(scheduler_note(&competing), "balancer");
+        // Two calls (`count = 2`), one of them switched to quinn's round robin.
+        let mut two_calls = builtin("media-bulk-rmcat-two-flows", &[]);
+        assert_eq!(scheduler_note(&two_calls), "balancer");
+        two_calls.flows[1].scheduler = "none".parse().unwrap();
+        assert_eq!(scheduler_note(&two_calls), "call-1: balancer, call-2: none");
     }
 
     #[test]
