@@ -154,7 +154,7 @@ impl LossByQueue {
 
 /// P(X ≥ k) for X ~ Poisson(λ). Each term from its logarithm: e^−λ alone underflows above
 /// λ ≈ 745, which a fast path's counts reach (at 100 Mbit/s the counts hold 300 000 packets).
-fn poisson_tail(lambda: f64, k: u64) -> f64 {
+pub(crate) fn poisson_tail(lambda: f64, k: u64) -> f64 {
     if k == 0 {
         return 1.0;
     }

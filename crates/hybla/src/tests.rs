@@ -443,6 +443,32 @@ fn heavy_loss_counts_as_congestion_even_without_a_queue() {
     assert!(h.window() < w, "{} vs {w}", h.window());
 }
 
+/// `measured_pipe(0)` with 580 more packets delivered without a queue (600 in all), then a
+/// loss batch of `lost` packets: whether the window was cut.
+fn cut_by_losses_among_600_packets(lost: u64) -> bool {
+    let mut h = measured_pipe(0);
+    let t0 = Duration::from_millis(1020);
+    for i in 1..=580u64 {
+        let now = t0 + Duration::from_micros(40 * i);
+        h.on_ack(now, now - MS(500), MSS, false);
+        h.on_end_acks(now, 0, false);
+    }
+    let w = h.window();
+    let now = Duration::from_millis(1045);
+    h.on_congestion_event(now, now - MS(10), false, lost * MSS);
+    h.window() < w
+}
+
+#[test]
+fn more_losses_than_two_percent_random_loss_gives_are_congestion_under_the_share_bound() {
+    // 26 of 626 packets (4.2 %, under the 5 % bound): at 2 % random loss (12.5 expected) that
+    // many come one time in 2 500. RED's drops behind a quarter-BDP queue at 600 ms ran at
+    // 4.3 % of the flow's packets.
+    assert!(cut_by_losses_among_600_packets(26));
+    // 18 (2.9 %) come one time in 12 at 2 %: random.
+    assert!(!cut_by_losses_among_600_packets(18));
+}
+
 /// The regression: a random loss among a fresh connection's first packets read as a loss
 /// rate of 5 % or more (2 of 22 here), so it counted as congestion with no queue in sight and
 /// a resumed connection retreated from its jump.

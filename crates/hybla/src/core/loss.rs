@@ -4,7 +4,11 @@
 use std::time::Duration;
 
 use super::Hybla;
-use super::params::{Growth, LOSS_RATE_SAMPLE_PACKETS, LossClassifier, RANDOM_LOSS_MAX_RATE};
+use super::params::{
+    Growth, LOSS_RATE_SAMPLE_PACKETS, LossClassifier, RANDOM_LOSS_COUNT_SIGNIFICANCE,
+    RANDOM_LOSS_EXPECTED_MAX_RATE, RANDOM_LOSS_MAX_RATE,
+};
+use crate::loss_by_queue::poisson_tail;
 
 /// How the controller took a loss: the answer its loss classifier gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,8 +84,10 @@ impl Hybla {
             return LossVerdict::Congestion;
         }
         // A loss share above what random loss on a satellite link reaches: a policer, or an
-        // overflow too short for the RTT samples to show.
-        if self.loss_rate() > RANDOM_LOSS_MAX_RATE {
+        // overflow too short for the RTT samples to show; or, over a sample large enough to
+        // tell, clearly more losses than such random loss gives (an AQM dropping below any
+        // queue threshold).
+        if self.loss_rate() > RANDOM_LOSS_MAX_RATE || self.loss_count_beyond_random() {
             return LossVerdict::Congestion;
         }
         // Next to a flow whose window grows (its growth measured from the shared queue), a
@@ -118,10 +124,11 @@ impl Hybla {
         }
     }
 
-    /// Share of lost bytes over the current round and as many past ones as it takes to count
-    /// [`LOSS_RATE_SAMPLE_PACKETS`], and never over fewer (at least one round, at most [`LOSS_RATE_ROUNDS`](super::params::LOSS_RATE_ROUNDS)): on a 30 ms
-    /// path two rounds hold 50 packets, and three random losses in them would read as 6 %.
-    fn loss_rate(&self) -> f64 {
+    /// The loss sample: bytes delivered and lost over the current round and as many past ones
+    /// as it takes to count [`LOSS_RATE_SAMPLE_PACKETS`], and never over fewer (at least one
+    /// round, at most [`LOSS_RATE_ROUNDS`](super::params::LOSS_RATE_ROUNDS)): on a 30 ms path
+    /// two rounds hold 50 packets, and three random losses in them would read as 6 %.
+    fn loss_sample_bytes(&self) -> (u64, u64) {
         let sample = LOSS_RATE_SAMPLE_PACKETS * self.mss_bytes;
         let (mut delivered, mut lost) = (self.round_delivered_bytes, self.round_lost_bytes);
         for (i, &(d, l)) in self.past_rounds.iter().rev().enumerate() {
@@ -131,11 +138,30 @@ impl Hybla {
             delivered += d;
             lost += l;
         }
+        (delivered, lost)
+    }
+
+    /// Share of lost bytes in the loss sample (`loss_sample_bytes`).
+    fn loss_rate(&self) -> f64 {
+        let sample = LOSS_RATE_SAMPLE_PACKETS * self.mss_bytes;
+        let (delivered, lost) = self.loss_sample_bytes();
         // Before the connection has carried a full sample, the packets not yet seen count as
         // delivered: one random loss among the first ten acknowledged packets is not a 10 %
         // loss rate (a resumed connection took the first loss of its jump, 1 % random loss,
         // for a policer and retreated). A policer still shows: more than 5 % of a sample,
         // 11 packets, lost.
         lost as f64 / (delivered + lost).max(sample) as f64
+    }
+
+    /// Whether the loss sample holds more losses than random loss at
+    /// [`RANDOM_LOSS_EXPECTED_MAX_RATE`] would give but for one time in
+    /// [`RANDOM_LOSS_COUNT_SIGNIFICANCE`]⁻¹ (a one-sided Poisson test, in packets).
+    fn loss_count_beyond_random(&self) -> bool {
+        let (delivered, lost) = self.loss_sample_bytes();
+        let mss = self.mss_bytes.max(1) as f64;
+        let packets = (delivered + lost) as f64 / mss;
+        let lost_packets = (lost as f64 / mss).round() as u64;
+        poisson_tail(packets * RANDOM_LOSS_EXPECTED_MAX_RATE, lost_packets)
+            < RANDOM_LOSS_COUNT_SIGNIFICANCE
     }
 }
