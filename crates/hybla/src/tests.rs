@@ -428,28 +428,18 @@ fn a_random_loss_with_no_queue_keeps_the_window_and_its_growth() {
 
 #[test]
 fn heavy_loss_counts_as_congestion_even_without_a_queue() {
-    let mut h = measured_pipe(0);
-    // A full sample (LOSS_RATE_SAMPLE_PACKETS) delivered without a queue: 220 packets.
-    let t0 = Duration::from_millis(1020);
-    for i in 1..=200u64 {
-        let now = t0 + Duration::from_micros(100 * i);
-        h.on_ack(now, now - MS(500), MSS, false);
-        h.on_end_acks(now, 0, false);
-    }
-    let w = h.window();
-    let now = Duration::from_millis(1045);
-    // 220 packets delivered, 20 lost: 8 % > RANDOM_LOSS_MAX_RATE.
-    h.on_congestion_event(now, now - MS(10), false, 20 * MSS);
-    assert!(h.window() < w, "{} vs {w}", h.window());
+    // A full sample (LOSS_RATE_SAMPLE_PACKETS) delivered without a queue: 220 packets. Then
+    // 20 lost: 8 % > RANDOM_LOSS_MAX_RATE.
+    assert!(cut_by_a_loss_batch_after_quiet_packets(200, MS(20), 20));
 }
 
-/// `measured_pipe(0)` with 580 more packets delivered without a queue (600 in all), then a
-/// loss batch of `lost` packets: whether the window was cut.
-fn cut_by_losses_among_600_packets(lost: u64) -> bool {
+/// `measured_pipe(0)` with `packets` more delivered without a queue over `span` from
+/// 1 020 ms, then a loss batch of `lost` packets at 1 045 ms: whether the window was cut.
+fn cut_by_a_loss_batch_after_quiet_packets(packets: u64, span: Duration, lost: u64) -> bool {
     let mut h = measured_pipe(0);
     let t0 = Duration::from_millis(1020);
-    for i in 1..=580u64 {
-        let now = t0 + Duration::from_micros(40 * i);
+    for i in 1..=packets {
+        let now = t0 + span / packets as u32 * i as u32;
         h.on_ack(now, now - MS(500), MSS, false);
         h.on_end_acks(now, 0, false);
     }
@@ -457,6 +447,11 @@ fn cut_by_losses_among_600_packets(lost: u64) -> bool {
     let now = Duration::from_millis(1045);
     h.on_congestion_event(now, now - MS(10), false, lost * MSS);
     h.window() < w
+}
+
+/// [`cut_by_a_loss_batch_after_quiet_packets`] with 600 packets delivered in all.
+fn cut_by_losses_among_600_packets(lost: u64) -> bool {
+    cut_by_a_loss_batch_after_quiet_packets(580, Duration::from_micros(23_200), lost)
 }
 
 #[test]
