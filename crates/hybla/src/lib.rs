@@ -45,6 +45,7 @@
 mod core;
 mod elastic;
 mod loss_by_queue;
+mod loss_runs;
 mod min_filter;
 mod queue;
 mod quinn;

@@ -168,6 +168,7 @@ impl ControllerFactory for HyblaConfig {
             // packets): quinn sizes its pacer from it, so it must be the window quinn sees.
             initial_window_bytes: core.window(),
             core,
+            last_packet_number: None,
         })
     }
 }
@@ -234,7 +235,14 @@ struct HyblaController {
     core: Hybla,
     /// The window the controller was built with, bytes ([`Controller::initial_window`]).
     initial_window_bytes: u64,
+    /// The last packet number `on_sent` reported: how many packets the next report covers.
+    last_packet_number: Option<u64>,
 }
+
+/// The most packets one `on_sent` report is taken to cover: Linux sends at most 64 segments
+/// per GSO call (`UDP_MAX_SEGMENTS`), so a larger gap in packet numbers is a switch of packet
+/// number space, not one transmit.
+const MAX_PACKETS_PER_TRANSMIT: u64 = 64;
 
 impl HyblaController {
     fn since(&self, t: Instant) -> Duration {
@@ -243,9 +251,20 @@ impl HyblaController {
 }
 
 impl Controller for HyblaController {
-    fn on_sent(&mut self, now: Instant, bytes: u64, _last_packet_number: u64) {
+    fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
         let now = self.since(now);
-        self.core.on_sent(now, bytes);
+        // A GSO batch is reported once, with its last packet number: the numbers since the
+        // previous report are its packets (handshake spaces number apart; one packet there).
+        let packets = match self.last_packet_number.replace(last_packet_number) {
+            Some(previous)
+                if last_packet_number > previous
+                    && last_packet_number - previous <= MAX_PACKETS_PER_TRANSMIT =>
+            {
+                last_packet_number - previous
+            }
+            _ => 1,
+        };
+        self.core.on_sent(now, bytes, packets);
     }
 
     fn on_ack(

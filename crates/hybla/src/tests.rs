@@ -1387,6 +1387,37 @@ fn under_path_jitter_a_congestion_cut_leaves_the_window_the_link_needs() {
     );
 }
 
+/// Whether two losses cut the window of a lone flow on a 40 ms path (ρ = 1.6) that delivered
+/// 2 MB/s for 3 s with `jitter(ms)` on its RTT samples: 20 packets sent 1 ms apart from 4 s,
+/// all acknowledged in one frame but packets `lost`, which the frame declares lost.
+fn cut_by_two_losses(jitter: impl Fn(u64) -> u64, lost: [u64; 2]) -> bool {
+    let mut h = lone_flow_on_a_40_ms_path();
+    for ms in 1000..4000 {
+        let now = MS(ms);
+        h.on_ack(now, now - MS(40) - MS(jitter(ms)), 2 * MSS, false);
+        h.on_end_acks(now, h.window(), false);
+    }
+    for i in 0..20 {
+        h.on_sent(MS(4000 + i), MSS, 1);
+    }
+    let now = MS(4060);
+    for i in (0..20).filter(|i| !lost.contains(i)) {
+        h.on_ack(now, MS(4000 + i), MSS, false);
+    }
+    h.on_end_acks(now, h.window(), false);
+    let before = h.window();
+    h.on_congestion_event(now, MS(4000 + lost[1]), false, 2 * MSS);
+    h.window() < before
+}
+
+#[test]
+fn under_path_jitter_two_losses_in_a_row_are_congestion_two_apart_random() {
+    assert!(cut_by_two_losses(path_jitter, [5, 6]));
+    assert!(!cut_by_two_losses(path_jitter, [5, 15]));
+    // Where the queue can be read, the queue decides: no queue, no cut.
+    assert!(!cut_by_two_losses(|_| 0, [5, 6]));
+}
+
 /// The window before and after an ECN-CE mark on a 40 ms path (ρ = 1.6) with
 /// [`path_jitter`]: 3 s at 2 MB/s, then 1.5 s at `share` of it through 40 ms more delay (a
 /// competitor found on a noisy reading, which is doubtful below ρ = 3).
@@ -1626,15 +1657,15 @@ fn resumed_and_jumped(saved_cwnd: u64) -> Hybla {
         ..HyblaParams::default()
     };
     let mut h = Hybla::new(params, MSS);
-    h.on_sent(Duration::ZERO, MSS);
-    h.on_sent(Duration::ZERO, MSS);
+    h.on_sent(Duration::ZERO, MSS, 1);
+    h.on_sent(Duration::ZERO, MSS, 1);
     h.on_ack(MS(500), Duration::ZERO, MSS, false);
     h.on_ack(MS(500), Duration::ZERO, MSS, false);
     h.on_end_acks(MS(500), 0, true);
     assert_eq!(h.window(), 2_000 * MSS);
     assert_eq!(h.resume_phase(), Some(ResumePhase::Reconnaissance));
     for _ in 0..100 {
-        h.on_sent(MS(600), MSS);
+        h.on_sent(MS(600), MSS, 1);
     }
     h
 }
@@ -1649,7 +1680,7 @@ fn a_resumed_core_jumps_to_half_the_saved_window_and_does_not_grow_unvalidated()
     assert_eq!(h.window(), 3_636_363);
     // Acknowledgments of the initial window's packets: no growth (RFC 9959 §3.3).
     for _ in 0..10 {
-        h.on_sent(MS(700), MSS);
+        h.on_sent(MS(700), MSS, 1);
     }
     h.on_ack(MS(1100), MS(600), MSS, false);
     h.on_end_acks(MS(1100), 109 * MSS, false);
@@ -1676,7 +1707,7 @@ fn the_jump_leaves_over_its_span_then_the_window_leads_the_flight_up_to_jump_cwn
     let mut flight = 100 * MSS;
     let (mut at_span_rate, mut leading) = (0, 0);
     while h.resume_phase() == Some(ResumePhase::Unvalidated) {
-        h.on_sent(MS(700), MSS);
+        h.on_sent(MS(700), MSS, 1);
         flight += MSS;
         if h.resume_phase() != Some(ResumePhase::Unvalidated) {
             break;
@@ -1709,7 +1740,7 @@ fn validating_does_not_grow_while_the_jump_comes_back_slower_than_it_left() {
         .map(|ack_spacing_ms| {
             let mut h = resumed_and_jumped(10_000_000);
             for i in 0..100 {
-                h.on_sent(MS(600 + i), MSS);
+                h.on_sent(MS(600 + i), MSS, 1);
             }
             for i in 0..40 {
                 let sent = MS(600 + i);
@@ -1736,7 +1767,7 @@ fn validating_grows_no_further_than_the_saved_rate() {
     let mut h = resumed_and_jumped(5_000_000);
     let sent_at = |i: u64| MS(600) + Duration::from_micros(100 * i);
     for i in 0..2_600 {
-        h.on_sent(sent_at(i), MSS);
+        h.on_sent(sent_at(i), MSS, 1);
     }
     for i in 0..2_000 {
         let now = sent_at(i) + MS(500);
@@ -1753,7 +1784,7 @@ fn validating_grows_no_further_than_the_saved_rate() {
 fn resumed_and_validated(queue: Duration) -> Hybla {
     let mut h = resumed_and_jumped(10_000_000);
     for i in 0..100 {
-        h.on_sent(MS(600 + i), MSS);
+        h.on_sent(MS(600 + i), MSS, 1);
     }
     for i in 0..100 {
         let sent = MS(600 + i);
@@ -1775,7 +1806,7 @@ fn validating_grows_by_slow_start_until_a_queue_of_its_own_shows() {
         .map(|queue| {
             let mut h = resumed_and_jumped(10_000_000);
             for i in 0..100 {
-                h.on_sent(MS(600 + i), MSS);
+                h.on_sent(MS(600 + i), MSS, 1);
             }
             for i in 0..50 {
                 let sent = MS(600 + i);

@@ -35,6 +35,7 @@ const JUMP_SPAN_RTTS: (u64, u64) = (11, 10);
 
 use crate::elastic::ElasticWindow;
 use crate::loss_by_queue::LossByQueue;
+use crate::loss_runs::LossRuns;
 use crate::min_filter::{WindowedMax, WindowedMin};
 use crate::queue::QueueMonitor;
 use crate::rate::DeliveryRate;
@@ -117,6 +118,8 @@ pub struct Hybla {
     queue: QueueMonitor,
     /// Bytes delivered and lost at each level of queue: whether a fuller queue loses more.
     loss_by_queue: LossByQueue,
+    /// Packets whose fate is open, in send order: how many of a batch's losses came in a row.
+    loss_runs: LossRuns,
     /// Until when the flow behaves as one of several sharing the bottleneck.
     competing_until: Option<Duration>,
     /// When the last ACK frame ended: the time since then that `competing_until` covers was
@@ -260,6 +263,7 @@ impl Hybla {
             past_rounds: std::collections::VecDeque::with_capacity(LOSS_RATE_ROUNDS + 1),
             queue: QueueMonitor::new(),
             loss_by_queue: LossByQueue::new(),
+            loss_runs: LossRuns::default(),
             last_frame_end: None,
             competing_until: None,
             reduced_at: None,
@@ -510,8 +514,10 @@ impl Hybla {
         self.noisy_recently()
     }
 
-    /// Datagrams of `bytes` were sent at `now` (Careful Resume counts its flight from them).
-    pub fn on_sent(&mut self, now: Duration, bytes: u64) {
+    /// `packets` packets of `bytes` in all were sent at `now`, one transmit (Careful Resume
+    /// counts its flight from them; the send log its losses in a row).
+    pub fn on_sent(&mut self, now: Duration, bytes: u64, packets: u64) {
+        self.loss_runs.on_sent(now, bytes, packets);
         let command = self
             .resume
             .as_mut()
@@ -537,6 +543,7 @@ impl Hybla {
             self.update_rho();
         }
         self.rate.on_ack(sent, bytes);
+        self.loss_runs.on_ack(sent);
         self.round_delivered_bytes += bytes;
         if let Some((_, _, observed)) = &mut self.window_limited_since {
             *observed += bytes;
@@ -564,6 +571,7 @@ impl Hybla {
             self.application_limited_at = Some(now);
         }
         self.round_max_in_flight = self.round_max_in_flight.max(in_flight_bytes);
+        self.loss_runs.on_end_acks();
         self.end_ack_frame(now, in_flight_bytes, app_limited);
         let command = self.resume.as_mut().and_then(|resume| {
             resume.on_end_acks(now, in_flight_bytes, app_limited, self.cwnd_bytes)
@@ -772,7 +780,8 @@ impl Hybla {
                 self.loss_by_queue.on_lost(now, queue, lost_bytes);
             }
             let queue = reading.unwrap_or(self.queue.delay());
-            let verdict = self.classify(queue, persistent);
+            let in_a_row = self.loss_runs.on_lost(sent, lost_bytes);
+            let verdict = self.classify(queue, persistent, in_a_row);
             if self.params.loss_classifier == LossClassifier::LossByQueue
                 && verdict == LossVerdict::Congestion
                 && !persistent

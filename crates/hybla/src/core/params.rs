@@ -29,6 +29,11 @@ pub const RANDOM_LOSS_EXPECTED_MAX_RATE: f64 = 0.02;
 /// See [`RANDOM_LOSS_EXPECTED_MAX_RATE`]: low, because every loss batch is tested.
 pub const RANDOM_LOSS_COUNT_SIGNIFICANCE: f64 = 0.001;
 
+/// Where the queue reading is the path's noise, a loss batch with at least this many packets
+/// lost in a row (counted across batches, and through the packets after it already missing)
+/// is congestion: two random losses at rate p fall together with probability p.
+pub const CONGESTION_LOSSES_IN_A_ROW: u64 = 2;
+
 /// The loss share is measured over at least this many packets' worth of bytes: with 2 %
 /// random loss, 200 packets hold 4 losses on average and more than 10 (5 %) one time in 300.
 pub const LOSS_RATE_SAMPLE_PACKETS: u64 = 200;
