@@ -365,6 +365,59 @@ fn a_queue_at_the_first_packets_after_a_lone_first_packet_drains_to_the_pipe_the
     assert_eq!(h.ssthresh(), h.window());
 }
 
+/// The window start-up drained to and the window 2.5 base RTTs later, on a path of `base_ms`
+/// (ρ = `base_ms` / 25 ms) with a declared BDP of 100 packets: the first flight measures 0.5 MB/s (one packet every
+/// 2 ms), start-up ends at a 20 ms queue and drains to that pipe, and the path then delivers
+/// 2 MB/s (what the overshoot showed a round later).
+fn window_after_the_drain_and_its_reread(base_ms: u64) -> (u64, u64) {
+    let params = HyblaParams {
+        declared_bdp_bytes: Some(100 * MSS),
+        initial_window_bytes: 10 * MSS,
+        ..HyblaParams::default()
+    };
+    let mut h = Hybla::new(params, MSS);
+    h.on_ack(MS(base_ms), Duration::ZERO, MSS, false);
+    h.on_end_acks(MS(base_ms), 0, false);
+    for i in 1..=20u64 {
+        h.on_ack(MS(base_ms + 2 * i), MS(2 * i), MSS, false);
+        h.on_end_acks(MS(base_ms + 2 * i), 0, false);
+    }
+    let mut now = MS(base_ms + 40);
+    for i in 0..200u64 {
+        let sent = MS(base_ms + 40 + 2 * i);
+        now = sent + MS(base_ms + 20);
+        h.on_ack(now, sent, MSS, false);
+        h.on_end_acks(now, 0, false);
+        if h.startup_target().is_none() {
+            break;
+        }
+    }
+    assert!(h.startup_target().is_none(), "start-up over");
+    let drained = h.window();
+    let end = now + MS(base_ms * 5 / 2);
+    while now < end {
+        now += MS(1);
+        h.on_ack(now, now - MS(base_ms), MSS, false);
+        h.on_ack(now, now - MS(base_ms), MSS, false);
+        h.on_end_acks(now, h.window(), false);
+    }
+    (drained, h.window())
+}
+
+#[test]
+fn below_rho_3_start_ups_drain_is_read_again_two_base_rtts_later() {
+    // 50 ms (ρ = 2): the pipe read at the first queue was the first flights' (at most 1 MB/s,
+    // 50 packets); two base RTTs later the path shows 2 MB/s, a 100-packet pipe, and the
+    // window goes there.
+    let (drained, after) = window_after_the_drain_and_its_reread(50);
+    assert!(drained <= 50 * MSS, "{drained}");
+    // Growth alone adds at most ρ² = 4 segments per round: 10 in 2.5 rounds.
+    assert!(
+        (95 * MSS..=110 * MSS).contains(&after),
+        "{drained} → {after}"
+    );
+}
+
 // ---- satquic's pipe-aware extension ------------------------------------------------------------
 
 /// A pipe-aware core with ρ = 20 (base RTT 500 ms) that has measured a 1 MB/s bottleneck
