@@ -10,15 +10,14 @@
 //! a row under jitter"). This log keeps the packets whose fate is still open, in send order,
 //! and answers per batch how many of its losses came in a row.
 //!
-//! The log holds what quinn reports: every packet sent (`on_sent`, ack-only ones included),
-//! every ack-eliciting packet acknowledged (`on_ack`, by its send time), every batch lost (the
-//! newest send time and the bytes). Packets are told apart by send time; packets sent at the
-//! same instant are taken in send order, as quinn acknowledges and declares them. An ack-only
-//! packet is never acknowledged or declared lost to a controller: it leaves the log once
-//! quinn's packet threshold ([`PACKET_THRESHOLD`]) would have declared it lost, and a loss
-//! batch that reaches it before then counts it with the batch (a few tens of bytes). So does
-//! the packet number quinn skips now and then against optimistic acknowledgements, which the
-//! log takes for a packet of the transmit after it.
+//! The log holds what quinn reports: every transmit (`on_sent`, with its bytes and, through
+//! the packet numbers, how many packets it held), every ack-eliciting packet acknowledged
+//! (`on_ack`, by its send time), every batch lost (the newest send time and the bytes).
+//! Packets are told apart by send time; where several share one, their losses are read as
+//! the last ones sent then (see [`LossRuns`]). ACK-only transmits are not
+//! logged ([`MIN_LOGGED_BYTES`]): quinn never reports their fate to a controller. A logged
+//! packet whose fate never comes (a packet number quinn skipped, an MTU probe) leaves the log
+//! once quinn's packet threshold ([`PACKET_THRESHOLD`]) would have declared it lost.
 //!
 //! On a path that reorders, a packet the receiver has not seen is not necessarily lost: the
 //! run read through missing packets (`on_lost`) then overstates, as quinn's own loss
@@ -40,6 +39,11 @@ const MAX_OPEN_PACKETS: usize = 1 << 16;
 /// search: acknowledgements come in send order, so the packet is nearly always among them.
 const FRONT_SCAN_PACKETS: usize = 8;
 
+/// Transmits smaller than this are not logged: an ACK-only packet (quinn's are 40–60 B) is
+/// never acknowledged or declared lost to a controller, and next to a loss it would read as
+/// one more loss in the row.
+const MIN_LOGGED_BYTES: u64 = 100;
+
 #[derive(Debug, Clone, Copy)]
 struct OpenPacket {
     /// Position in send order.
@@ -49,8 +53,26 @@ struct OpenPacket {
     acked: bool,
 }
 
+/// The last packet a batch took as lost.
+#[derive(Debug, Clone, Copy)]
+struct LastLost {
+    seq: u64,
+    /// The losses in a row it ended.
+    run: u64,
+}
+
 /// Packets sent and not yet resolved, in send order, and the run of losses the last batch
 /// ended with.
+///
+/// Packets sent at one instant (a GSO batch; a paced burst in the simulator's virtual time)
+/// share a send time, so an acknowledgement marks the oldest open one of them: the log keeps
+/// such an instant's lost packets last, wherever they sat, and two losses among them read as a
+/// run. A drop-tail queue drops a burst's tail, so that is where an overflow's losses sit;
+/// two random losses in one burst of n packets read so too, with probability about (n − 1)·p
+/// per random loss at loss rate p. Reading an instant's losses as a run of one instead (the
+/// order being unknown) took the loss matrix's jitter cells back to 40–50 % of their queue
+/// drops taken as congestion (reports/hybla-friendliness §7, "Losses in a row where the
+/// queue reading is noise").
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LossRuns {
     open: VecDeque<OpenPacket>,
@@ -59,15 +81,17 @@ pub(crate) struct LossRuns {
     highest_acked_seq: Option<u64>,
     /// [`Self::highest_acked_seq`] at the end of the previous ACK frame.
     threshold_passed_seq: Option<u64>,
-    /// The last packet a batch lost and the number of losses in a row it ended.
-    last_lost: Option<(u64, u64)>,
+    last_lost: Option<LastLost>,
 }
 
 impl LossRuns {
     /// `packets` packets of `bytes` in all sent at `sent`: one transmit (quinn reports a GSO
     /// batch once, with its bytes and its last packet number).
     pub(crate) fn on_sent(&mut self, sent: Duration, bytes: u64, packets: u64) {
-        let packets = packets.max(1);
+        let packets = packets.clamp(1, MAX_OPEN_PACKETS as u64);
+        if bytes < MIN_LOGGED_BYTES * packets {
+            return;
+        }
         for i in 0..packets {
             if self.open.len() >= MAX_OPEN_PACKETS {
                 self.open.pop_front();
@@ -112,8 +136,8 @@ impl LossRuns {
     /// A batch of `lost_bytes` whose newest packet was sent at `newest_sent` was declared lost:
     /// the oldest open packets sent by then, up to those bytes (quinn declares every
     /// unacknowledged packet older than the newest one lost). Returns the longest run of
-    /// losses in a row among them, a run the previous batch ended included; 0 when the log
-    /// holds none of them.
+    /// losses in a row among them, a run the previous batch ended included, and through the
+    /// packets after them already missing; 0 when the log holds none of them.
     pub(crate) fn on_lost(&mut self, newest_sent: Duration, lost_bytes: u64) -> u64 {
         let mut remaining = lost_bytes;
         let mut longest = 0;
@@ -128,33 +152,46 @@ impl LossRuns {
             if packet.acked {
                 continue;
             }
-            let run = match last {
-                Some((seq, run)) if seq + 1 == packet.seq => run + 1,
-                _ => 1,
-            };
-            last = Some((packet.seq, run));
-            longest = longest.max(run);
+            let lost = Self::after(last, packet);
+            longest = longest.max(lost.run);
+            last = Some(lost);
             remaining = remaining.saturating_sub(packet.bytes);
             taken += 1;
         }
-        if taken > 0 {
-            self.last_lost = last;
-            self.open.drain(..resolved);
-            // The run goes on through the packets after it that are missing: older than one
-            // acknowledged, not acknowledged themselves, and not yet past quinn's threshold
-            // (on a path that keeps order, lost; declared in a later frame).
-            if let (Some((mut seq, mut run)), Some(highest)) = (last, self.highest_acked_seq) {
-                for packet in self.open.iter() {
-                    if packet.seq != seq + 1 || packet.acked || packet.seq >= highest {
-                        break;
-                    }
-                    seq = packet.seq;
-                    run += 1;
+        if taken == 0 {
+            return longest;
+        }
+        self.last_lost = last;
+        self.open.drain(..resolved);
+        // The run goes on through the packets after it that are missing: older than one
+        // acknowledged, not acknowledged themselves, and not yet past quinn's threshold (on a
+        // path that keeps order, lost; declared in a later frame).
+        if let Some(highest) = self.highest_acked_seq {
+            for packet in self.open.iter() {
+                if packet.acked || packet.seq >= highest {
+                    break;
                 }
-                longest = longest.max(run);
+                let Some(previous) = last.filter(|l| l.seq + 1 == packet.seq) else {
+                    break;
+                };
+                let lost = Self::after(Some(previous), packet);
+                longest = longest.max(lost.run);
+                last = Some(lost);
             }
         }
         longest
+    }
+
+    /// `packet`, lost, after the previous loss `last`.
+    fn after(last: Option<LastLost>, packet: &OpenPacket) -> LastLost {
+        let run = match last {
+            Some(l) if l.seq + 1 == packet.seq => l.run + 1,
+            _ => 1,
+        };
+        LastLost {
+            seq: packet.seq,
+            run,
+        }
     }
 
     /// The end of an ACK frame's acknowledgements. quinn declares this frame's losses after
@@ -189,13 +226,20 @@ mod tests {
         }
     }
 
+    /// One ACK frame: the packets sent at `acked` acknowledged, then quinn's order of
+    /// `on_end_acks` before the losses.
+    fn frame(log: &mut LossRuns, acked: impl IntoIterator<Item = u64>) {
+        for i in acked {
+            log.on_ack(ms(i));
+        }
+        log.on_end_acks();
+    }
+
     #[test]
     fn two_losses_far_apart_in_one_batch_are_not_a_run() {
         let mut log = LossRuns::default();
         sent(&mut log, 0, 20);
-        for i in (0..20).filter(|&i| i != 3 && i != 12) {
-            log.on_ack(ms(i));
-        }
+        frame(&mut log, (0..20).filter(|&i| i != 3 && i != 12));
         assert_eq!(log.on_lost(ms(12), 2400), 1);
     }
 
@@ -203,24 +247,20 @@ mod tests {
     fn two_losses_back_to_back_are_a_run_of_two() {
         let mut log = LossRuns::default();
         sent(&mut log, 0, 20);
-        for i in (0..20).filter(|&i| i != 7 && i != 8) {
-            log.on_ack(ms(i));
-        }
+        frame(&mut log, (0..20).filter(|&i| i != 7 && i != 8));
         assert_eq!(log.on_lost(ms(8), 2400), 2);
     }
 
-    /// quinn may declare a run's packets in two ACK frames (the packet threshold reaches the
+    /// quinn may declare a run's packets over two ACK frames (the packet threshold reaches the
     /// older ones first): the second batch continues the run.
     #[test]
     fn a_run_declared_over_two_batches_is_one_run() {
         let mut log = LossRuns::default();
         sent(&mut log, 0, 20);
-        for i in 0..5 {
-            log.on_ack(ms(i));
-        }
+        frame(&mut log, 0..5);
         assert_eq!(log.on_lost(ms(5), 1200), 1);
         assert_eq!(log.on_lost(ms(7), 2400), 3);
-        log.on_ack(ms(8));
+        frame(&mut log, [8]);
         // A later loss after an acknowledged packet starts a new run.
         assert_eq!(log.on_lost(ms(9), 1200), 1);
     }
@@ -231,59 +271,84 @@ mod tests {
     fn a_run_goes_on_through_the_missing_packets_after_it() {
         let mut log = LossRuns::default();
         sent(&mut log, 0, 20);
-        for i in (0..20).filter(|&i| !(5..8).contains(&i)) {
-            log.on_ack(ms(i));
-        }
+        frame(&mut log, (0..20).filter(|&i| !(5..8).contains(&i)));
         assert_eq!(log.on_lost(ms(5), 1200), 3);
-        // A missing packet the next one acknowledged does not follow is not yet known.
+        // A missing packet that no acknowledged one follows is not yet known.
         let mut log = LossRuns::default();
         sent(&mut log, 0, 20);
-        for i in 0..5 {
-            log.on_ack(ms(i));
-        }
+        frame(&mut log, 0..5);
         assert_eq!(log.on_lost(ms(5), 1200), 1);
     }
 
-    /// Packets sent at one instant (a paced burst in virtual time): the batch's bytes say how
-    /// many of them it lost, the oldest first; the rest are still in flight.
+    /// Packets sent at one instant (a GSO batch, a burst in virtual time): the batch's bytes
+    /// say how many of them it lost; the rest are still in flight.
     #[test]
     fn a_batch_takes_only_its_bytes_of_packets_sent_at_its_instant() {
         let mut log = LossRuns::default();
         log.on_sent(ms(10), 4800, 4);
         sent(&mut log, 11, 5);
+        frame(&mut log, []);
         assert_eq!(log.on_lost(ms(10), 1200), 1);
-        log.on_ack(ms(10));
-        log.on_ack(ms(10));
-        log.on_ack(ms(10));
+        frame(&mut log, [10, 10, 10]);
         // The three left were acknowledged, so a loss now starts afresh.
         assert_eq!(log.on_lost(ms(11), 1200), 1);
     }
 
-    /// An ack-only packet is never acknowledged to a controller: it leaves the log once the
-    /// packet threshold has passed it, and does not join a later loss to an earlier one.
+    /// Acknowledgements mark an instant's packets oldest first, so losses among packets sent
+    /// at one instant read as its last ones: at the 3rd and 8th of ten, a run of two, as a
+    /// burst's tail dropped by a full buffer would be; and a run that goes on into the next
+    /// instant's first packet.
     #[test]
-    fn an_ack_only_packet_leaves_the_log_past_the_packet_threshold() {
+    fn losses_among_packets_sent_at_one_instant_read_as_its_last() {
+        let mut log = LossRuns::default();
+        log.on_sent(ms(10), 12_000, 10);
+        sent(&mut log, 11, 5);
+        frame(&mut log, std::iter::repeat_n(10, 8).chain(11..16));
+        assert_eq!(log.on_lost(ms(10), 2400), 2);
+        let mut log = LossRuns::default();
+        log.on_sent(ms(10), 12_000, 10);
+        sent(&mut log, 11, 5);
+        frame(&mut log, std::iter::repeat_n(10, 9).chain(12..16));
+        assert_eq!(log.on_lost(ms(11), 2400), 2);
+    }
+
+    /// An ACK-only transmit is never acknowledged or declared lost to a controller: it is not
+    /// logged, so the data packets either side of it are next to each other.
+    #[test]
+    fn an_ack_only_packet_is_not_a_loss_in_the_row() {
+        let mut log = LossRuns::default();
+        sent(&mut log, 0, 5);
+        log.on_sent(ms(5), 50, 1);
+        sent(&mut log, 6, 10);
+        // Packet 4 lost, the ACK-only one at 5 unseen, 6 acknowledged: a single loss.
+        frame(&mut log, (0..4).chain(6..16));
+        assert_eq!(log.on_lost(ms(4), 1200), 1);
+        // Packets 7 and 8 either side of an ACK-only one, both lost: a run of two.
+        let mut log = LossRuns::default();
+        sent(&mut log, 0, 8);
+        log.on_sent(ms(8), 50, 1);
+        sent(&mut log, 9, 10);
+        frame(&mut log, (0..7).chain(10..19));
+        assert_eq!(log.on_lost(ms(9), 2400), 2);
+    }
+
+    /// A logged packet whose fate never comes (a packet number quinn skipped) leaves the log
+    /// once the packet threshold has passed it, one frame later (quinn declares a frame's
+    /// losses after its acknowledgements).
+    #[test]
+    fn a_packet_never_resolved_leaves_the_log_past_the_packet_threshold() {
         let mut log = LossRuns::default();
         sent(&mut log, 0, 10);
-        for i in (0..10).filter(|&i| i != 2) {
-            log.on_ack(ms(i));
-        }
-        log.on_end_acks();
-        // quinn declares the frame's losses after its acknowledgements: packet 2 stays open
-        // until the next frame.
+        frame(&mut log, (0..10).filter(|&i| i != 2));
         assert_eq!(log.open.front().map(|p| p.seq), Some(2));
-        log.on_end_acks();
+        frame(&mut log, []);
         assert!(log.open.is_empty(), "{:?}", log.open);
-        sent(&mut log, 10, 3);
-        log.on_ack(ms(10));
-        assert_eq!(log.on_lost(ms(12), 1200), 1);
     }
 
     #[test]
     fn unknown_send_times_change_nothing() {
         let mut log = LossRuns::default();
-        log.on_ack(ms(5));
-        log.on_end_acks();
+        frame(&mut log, [5]);
         assert_eq!(log.on_lost(ms(5), 1200), 0);
         sent(&mut log, 10, 2);
         log.on_ack(ms(3));

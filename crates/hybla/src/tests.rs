@@ -368,8 +368,9 @@ fn a_queue_at_the_first_packets_after_a_lone_first_packet_drains_to_the_pipe_the
 /// The window start-up drained to and the window 2.5 base RTTs later, on a path of `base_ms`
 /// (ρ = `base_ms` / 25 ms) with a declared BDP of 100 packets: the first flight measures 0.5 MB/s (one packet every
 /// 2 ms), start-up ends at a 20 ms queue and drains to that pipe, and the path then delivers
-/// 2 MB/s (what the overshoot showed a round later).
-fn window_after_the_drain_and_its_reread(base_ms: u64) -> (u64, u64) {
+/// 2 MB/s (what the overshoot showed a round later). With `ce_mark`, an ECN-CE mark (a
+/// congestion verdict) comes a millisecond after the drain.
+fn window_after_the_drain_and_its_reread(base_ms: u64, ce_mark: bool) -> (u64, u64) {
     let params = HyblaParams {
         declared_bdp_bytes: Some(100 * MSS),
         initial_window_bytes: 10 * MSS,
@@ -394,6 +395,9 @@ fn window_after_the_drain_and_its_reread(base_ms: u64) -> (u64, u64) {
     }
     assert!(h.startup_target().is_none(), "start-up over");
     let drained = h.window();
+    if ce_mark {
+        h.on_congestion_event(now + MS(1), now, false, 0);
+    }
     let end = now + MS(base_ms * 5 / 2);
     while now < end {
         now += MS(1);
@@ -406,16 +410,20 @@ fn window_after_the_drain_and_its_reread(base_ms: u64) -> (u64, u64) {
 
 #[test]
 fn below_rho_3_start_ups_drain_is_read_again_two_base_rtts_later() {
-    // 50 ms (ρ = 2): the pipe read at the first queue was the first flights' (at most 1 MB/s,
-    // 50 packets); two base RTTs later the path shows 2 MB/s, a 100-packet pipe, and the
-    // window goes there.
-    let (drained, after) = window_after_the_drain_and_its_reread(50);
-    assert!(drained <= 50 * MSS, "{drained}");
-    // Growth alone adds at most ρ² = 4 segments per round: 10 in 2.5 rounds.
+    // 50 ms (ρ = 2): the pipe read at the first queue was the first flight's 0.5 MB/s, 25
+    // packets; two base RTTs later the path shows 2 MB/s, a 100-packet pipe, and the window
+    // goes there.
+    let (drained, after) = window_after_the_drain_and_its_reread(50, false);
+    assert!(drained <= 26 * MSS, "{drained}");
+    // Growth alone (the probe above a stale pipe, doubling per round) reaches 51 kB.
     assert!(
         (95 * MSS..=110 * MSS).contains(&after),
         "{drained} → {after}"
     );
+    // A congestion verdict in between cancels the re-read (this one, on packets of
+    // start-up's overshoot, cuts nothing: the drain answered it): growth alone, 25 → 51 kB.
+    let (drained, after) = window_after_the_drain_and_its_reread(50, true);
+    assert!(after < 60 * MSS, "{drained} → {after}");
 }
 
 // ---- satquic's pipe-aware extension ------------------------------------------------------------

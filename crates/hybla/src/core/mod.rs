@@ -345,6 +345,7 @@ impl Hybla {
     /// again from its first step.
     pub(super) fn mark_reduced(&mut self, now: Duration) {
         self.reduced_at = Some(now);
+        self.drain_reread = None;
         self.probe_segments_per_rtt = None;
         self.elastic.restart();
     }
@@ -521,6 +522,9 @@ impl Hybla {
     /// `packets` packets of `bytes` in all were sent at `now`, one transmit (Careful Resume
     /// counts its flight from them; the send log its losses in a row).
     pub fn on_sent(&mut self, now: Duration, bytes: u64, packets: u64) {
+        // No more packets than the bytes fill at the MTU: a gap in packet numbers may be a
+        // number quinn skipped, or a switch of packet number space.
+        let packets = packets.min(bytes.div_ceil(self.mss_bytes.max(1))).max(1);
         self.loss_runs.on_sent(now, bytes, packets);
         let command = self
             .resume
@@ -796,6 +800,9 @@ impl Hybla {
             self.record_loss(sent, lost_bytes, verdict);
             verdict
         };
+        if verdict == LossVerdict::Congestion {
+            self.drain_reread = None;
+        }
         // Careful Resume first: congestion during the jump is its Safe Retreat, and while it
         // sets the window a random loss changes nothing.
         if self.resume.is_some() {
@@ -858,12 +865,10 @@ impl Hybla {
             self.ssthresh_bytes = self.cwnd_bytes;
             self.carry_bytes = 0.0;
             self.mark_reduced(now);
-            self.drain_reread = None;
         }
         if persistent {
             self.cwnd_bytes = self.minimum_window();
             self.carry_bytes = 0.0;
-            self.drain_reread = None;
         }
     }
 
@@ -883,7 +888,7 @@ impl Hybla {
     }
 
     /// Two base RTTs after start-up's drain: W ← max(W, min(pipe, the window drained from)),
-    /// unless a congestion cut came first. The delivery rate at the first queue lags the
+    /// unless a congestion verdict or another reduction came first. The delivery rate at the first queue lags the
     /// window by a round (start-up doubles it, and the round that filled the link is still
     /// being acknowledged); under jitter the first queue comes early, while the rate is far
     /// below the link's. Alone on the loss matrix's 20/2 Mbit/s, 30 ms path with 10 ms of
@@ -902,6 +907,11 @@ impl Hybla {
             return;
         }
         self.drain_reread = None;
+        // Only at its time (no ACK frame for a round after it: the rate is stale), and not
+        // where Careful Resume sets the window or a competitor shares the link.
+        if now > drained_at + 3 * base || self.resume_owns_window() || self.competing() {
+            return;
+        }
         if let Some(pipe) = self.pipe_bytes() {
             let reread = pipe.min(drained_from);
             if reread > self.cwnd_bytes {
