@@ -226,6 +226,13 @@ mod tests {
         }
     }
 
+    /// A log of 20 packets sent 1 ms apart from 0.
+    fn twenty_sent() -> LossRuns {
+        let mut log = LossRuns::default();
+        sent(&mut log, 0, 20);
+        log
+    }
+
     /// One ACK frame: the packets sent at `acked` acknowledged, then quinn's order of
     /// `on_end_acks` before the losses.
     fn frame(log: &mut LossRuns, acked: impl IntoIterator<Item = u64>) {
@@ -237,16 +244,14 @@ mod tests {
 
     #[test]
     fn two_losses_far_apart_in_one_batch_are_not_a_run() {
-        let mut log = LossRuns::default();
-        sent(&mut log, 0, 20);
+        let mut log = twenty_sent();
         frame(&mut log, (0..20).filter(|&i| i != 3 && i != 12));
         assert_eq!(log.on_lost(ms(12), 2400), 1);
     }
 
     #[test]
     fn two_losses_back_to_back_are_a_run_of_two() {
-        let mut log = LossRuns::default();
-        sent(&mut log, 0, 20);
+        let mut log = twenty_sent();
         frame(&mut log, (0..20).filter(|&i| i != 7 && i != 8));
         assert_eq!(log.on_lost(ms(8), 2400), 2);
     }
@@ -255,8 +260,7 @@ mod tests {
     /// older ones first): the second batch continues the run.
     #[test]
     fn a_run_declared_over_two_batches_is_one_run() {
-        let mut log = LossRuns::default();
-        sent(&mut log, 0, 20);
+        let mut log = twenty_sent();
         frame(&mut log, 0..5);
         assert_eq!(log.on_lost(ms(5), 1200), 1);
         assert_eq!(log.on_lost(ms(7), 2400), 3);
@@ -269,13 +273,11 @@ mod tests {
     /// that keeps order it is lost, though quinn declares it only in a later frame.
     #[test]
     fn a_run_goes_on_through_the_missing_packets_after_it() {
-        let mut log = LossRuns::default();
-        sent(&mut log, 0, 20);
+        let mut log = twenty_sent();
         frame(&mut log, (0..20).filter(|&i| !(5..8).contains(&i)));
         assert_eq!(log.on_lost(ms(5), 1200), 3);
         // A missing packet that no acknowledged one follows is not yet known.
-        let mut log = LossRuns::default();
-        sent(&mut log, 0, 20);
+        let mut log = twenty_sent();
         frame(&mut log, 0..5);
         assert_eq!(log.on_lost(ms(5), 1200), 1);
     }
