@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use clap::Args;
+use scenario::controllers::{ControllerSpec, HyblaSpec};
 use studies::reproduce::{self, Context};
 
 use crate::progress::RunCounter;
@@ -32,6 +33,11 @@ pub struct ReproduceArgs {
     /// pooled. The other experiments run seed 1. At most 10000.
     #[arg(long, default_value_t = 1, value_parser = crate::flags::seeds())]
     pub seeds: u64,
+    /// A Hybla parameter (KEY=VALUE, as in a scenario's `cc_params`) for every Hybla flow of
+    /// the experiments, over its own; repeatable. E.g. `classifier=truth`: each loss taken as
+    /// the simulator's record says it was, the bound of any loss classifier.
+    #[arg(long = "hybla-param", value_name = "KEY=VALUE")]
+    pub hybla_params: Vec<String>,
 }
 
 /// Runs the command.
@@ -41,11 +47,13 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
     let cancel = crate::progress::cancel_on_ctrl_c();
     let counter = RunCounter::on_stderr();
     let bar = counter.0.clone();
+    let hybla = hybla_params(&args.hybla_params)?;
     let ctx = Context {
         out: &args.out,
         quick: args.quick,
         threads,
         seeds: args.seeds,
+        hybla: &hybla,
         progress: &counter,
         cancel: &cancel,
     };
@@ -55,6 +63,11 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
         .chain(args.experiments.iter().cloned())
         .chain(args.quick.then(|| "--quick".to_owned()))
         .chain((args.seeds > 1).then(|| format!("--seeds {}", args.seeds)))
+        .chain(
+            args.hybla_params
+                .iter()
+                .map(|p| format!("--hybla-param {p}")),
+        )
         .chain(["--out".to_owned(), args.out.display().to_string()])
         .collect::<Vec<_>>()
         .join(" ");
@@ -77,4 +90,38 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<()> {
         bail!("{failed} check(s) failed (--strict)");
     }
     Ok(())
+}
+
+/// `--hybla-param KEY=VALUE` flags as Hybla parameters, read as `cc_params` in a scenario
+/// file; errors name `--hybla-param.KEY`.
+fn hybla_params(params: &[String]) -> anyhow::Result<HyblaSpec> {
+    match ControllerSpec::from_flags("hybla", params) {
+        Ok(ControllerSpec::Hybla(spec)) => Ok(spec),
+        Ok(other) => unreachable!("hybla parsed as {other:?}"),
+        Err(e) => Err(scenario::FieldError {
+            field: e.field.replace("--cc-param", "--hybla-param"),
+            problem: e.problem,
+        }
+        .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenario::controllers::HyblaClassifier;
+
+    #[test]
+    fn hybla_params_are_read_as_cc_params_and_errors_name_the_flag() {
+        let spec = hybla_params(&["classifier=truth".to_owned()]).unwrap();
+        assert_eq!(spec.classifier, Some(HyblaClassifier::Truth));
+        assert_eq!(hybla_params(&[]).unwrap(), HyblaSpec::default());
+        let err = hybla_params(&["classifier=spike".to_owned()]).unwrap_err();
+        assert!(
+            err.to_string().starts_with("--hybla-param.classifier: "),
+            "{err}"
+        );
+        let err = hybla_params(&["classifier".to_owned()]).unwrap_err();
+        assert!(err.to_string().contains("--hybla-param"), "{err}");
+    }
 }

@@ -51,6 +51,7 @@ mod queue;
 mod quinn;
 mod rate;
 mod resume;
+mod truth;
 
 pub use crate::core::{
     CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossClassifier, LossRecord,
@@ -63,6 +64,7 @@ pub use crate::resume::{
     PATH_CHANGE_RTT_FACTOR, ResumeParams, ResumePhase, ResumeReport, ResumeTransition,
     ResumeTrigger, SavedPath,
 };
+pub use crate::truth::LossTruth;
 
 /// The README's example, compiled and run with the doctests so that it stays true.
 #[cfg(doctest)]

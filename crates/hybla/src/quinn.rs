@@ -14,6 +14,7 @@ use crate::core::{
     LossTally,
 };
 use crate::resume::{ResumeParams, ResumeReport, SavedPath};
+use crate::truth::{LossTruth, TruthReader};
 
 /// RFC 9002 §7.2's initial window for datagrams of `max_datagram_bytes`: min(10 × size,
 /// max(2 × size, 14 720 B)).
@@ -51,6 +52,7 @@ pub struct HyblaConfig {
     params: HyblaParams,
     initial_window_explicit: bool,
     resume: Option<Arc<ResumeOnce>>,
+    loss_truth: Option<Arc<dyn LossTruth>>,
 }
 
 /// Saved parameters that one controller may resume from, once: quinn builds a new controller
@@ -143,6 +145,18 @@ impl HyblaConfig {
         self
     }
 
+    /// Take every loss as `truth` says it was (a study's instrument: a simulator knows why each
+    /// packet was lost), instead of as the loss classifier guesses. The rules around the
+    /// verdict stay: [`Growth::Seed`], ρ = 1 and persistent congestion take every loss as
+    /// congestion, as they do with the classifier. A batch the bottleneck dropped a packet of
+    /// is congestion; one whose packets were corrupted on a link, or were not lost at all, is
+    /// random. The controllers built from these settings share `truth`: each asks it only about
+    /// the packets its own loss batches cover.
+    pub fn loss_truth(&mut self, truth: Arc<dyn LossTruth>) -> &mut Self {
+        self.loss_truth = Some(truth);
+        self
+    }
+
     /// The settings as given.
     pub fn params(&self) -> &HyblaParams {
         &self.params
@@ -169,6 +183,10 @@ impl ControllerFactory for HyblaConfig {
             initial_window_bytes: core.window(),
             core,
             last_packet_number: None,
+            loss_truth: self
+                .loss_truth
+                .clone()
+                .map(|truth| TruthReader::new(truth, now)),
         })
     }
 }
@@ -237,6 +255,8 @@ struct HyblaController {
     initial_window_bytes: u64,
     /// The last packet number `on_sent` reported: how many packets the next report covers.
     last_packet_number: Option<u64>,
+    /// Where the verdicts come from instead of the classifier ([`HyblaConfig::loss_truth`]).
+    loss_truth: Option<TruthReader>,
 }
 
 /// The most packets one `on_sent` report is taken to cover: Linux sends at most 64 segments
@@ -297,9 +317,18 @@ impl Controller for HyblaController {
         is_persistent_congestion: bool,
         lost_bytes: u64,
     ) {
+        let truth = match &mut self.loss_truth {
+            Some(reader) if lost_bytes > 0 => Some(reader.verdict(sent)),
+            _ => None,
+        };
         let (now, sent) = (self.since(now), self.since(sent));
-        self.core
-            .on_congestion_event(now, sent, is_persistent_congestion, lost_bytes);
+        self.core.on_congestion_event_with_truth(
+            now,
+            sent,
+            is_persistent_congestion,
+            lost_bytes,
+            truth,
+        );
     }
 
     fn on_mtu_update(&mut self, new_mtu: u16) {

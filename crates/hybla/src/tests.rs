@@ -488,6 +488,35 @@ fn a_random_loss_with_no_queue_keeps_the_window_and_its_growth() {
 }
 
 #[test]
+fn a_loss_is_taken_as_the_truth_says_where_the_caller_knows_it() {
+    // The queue at the lost packet's send time was the highest seen: the classifier's verdict
+    // is congestion, the truth's random (a corrupted packet) keeps the window.
+    let mut h = measured_pipe(50);
+    let w = h.window();
+    let now = Duration::from_millis(1030);
+    h.on_congestion_event_with_truth(now, now - MS(10), false, MSS, Some(LossVerdict::Random));
+    assert_eq!(h.window(), w);
+    assert_eq!(h.loss_tally().random_events, 1);
+    // No queue: the classifier would take it as random; the truth (an overflow) halves.
+    let mut h = measured_pipe(0);
+    h.on_congestion_event_with_truth(now, now - MS(10), false, MSS, Some(LossVerdict::Congestion));
+    assert_eq!(h.window(), w / 2);
+    // At ρ = 1 Hybla is NewReno, whatever the truth: every loss is congestion.
+    let mut h = Hybla::new(
+        HyblaParams {
+            initial_window_bytes: 100 * MSS,
+            ..HyblaParams::default()
+        },
+        MSS,
+    );
+    h.set_rho_for_test(1.0);
+    assert_eq!(h.params().growth, Growth::PipeAware);
+    h.on_congestion_event_with_truth(now, now - MS(10), false, MSS, Some(LossVerdict::Random));
+    assert_eq!(h.loss_tally().congestion_events, 1);
+    assert_eq!(h.loss_tally().random_events, 0);
+}
+
+#[test]
 fn heavy_loss_counts_as_congestion_even_without_a_queue() {
     // A full sample (LOSS_RATE_SAMPLE_PACKETS) delivered without a queue: 220 packets. Then
     // 20 lost: 8 % > RANDOM_LOSS_MAX_RATE.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use quinn_proto::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
+use scenario::FieldError;
 use scenario::controllers::{
     ControllerSpec, HyblaClassifier, HyblaCompeting, HyblaGrowth, HyblaSpec, HyblaSsthresh,
 };
@@ -16,16 +17,28 @@ pub struct Controller {
     pub factory: Arc<dyn ControllerFactory + Send + Sync>,
 }
 
+/// What a backend keeps of its path for the controllers that read it: the simulator matches
+/// every loss batch's verdict against its drops, and can tell a controller why each packet was
+/// lost; a real-time endpoint, long-lived, keeps only the counts and knows no drop's cause.
+#[derive(Clone, Default)]
+pub struct PathRecord {
+    /// Keep every loss batch with its verdict (a classifying controller: Hybla).
+    pub record_losses: bool,
+    /// Why each of the flow's packets was lost, for Hybla's `classifier = "truth"`.
+    pub loss_truth: Option<Arc<dyn hybla::LossTruth>>,
+}
+
 /// Builds `spec`. `declared_bdp_bytes` is the path's BDP where the caller knows the path
-/// (Hybla's start-up target unless `initial_ssthresh` says otherwise). `record_losses` makes a
-/// classifying controller keep every loss batch with its verdict (the simulator matches them
-/// against the path's drops; a long-lived real-time endpoint keeps only the counts).
+/// (Hybla's start-up target unless `initial_ssthresh` says otherwise). `field` names the
+/// controller's origin in errors (`flow[0].cc`, `--cc`): a controller that reads the path's
+/// record of drops needs one (`record.loss_truth`).
 pub fn build(
     spec: &ControllerSpec,
     declared_bdp_bytes: Option<u64>,
-    record_losses: bool,
-) -> Controller {
-    build_resumed(spec, declared_bdp_bytes, record_losses, None)
+    record: &PathRecord,
+    field: &str,
+) -> Result<Controller, FieldError> {
+    build_resumed(spec, declared_bdp_bytes, record, field, None)
 }
 
 /// [`build`], resuming from a previous connection's saved path (RFC 9959) where the controller
@@ -33,9 +46,17 @@ pub fn build(
 pub fn build_resumed(
     spec: &ControllerSpec,
     declared_bdp_bytes: Option<u64>,
-    record_losses: bool,
+    record: &PathRecord,
+    field: &str,
     resume: Option<hybla::ResumeParams>,
-) -> Controller {
+) -> Result<Controller, FieldError> {
+    if spec.reads_the_path_record() && record.loss_truth.is_none() {
+        return Err(FieldError::new(
+            format!("{field}_params.classifier"),
+            "\"truth\" reads the simulator's record of why each packet was lost, which real \
+             time has none of: run it in the simulator (the default backend)",
+        ));
+    }
     let factory: Arc<dyn ControllerFactory + Send + Sync> = match *spec {
         ControllerSpec::NewReno {
             initial_window,
@@ -66,17 +87,24 @@ pub fn build_resumed(
         }),
         ControllerSpec::Hybla(ref hybla) => {
             let mut config = hybla_config(hybla, declared_bdp_bytes);
-            config.record_losses(record_losses);
+            config.record_losses(record.record_losses);
+            if let Some(truth) = record
+                .loss_truth
+                .clone()
+                .filter(|_| spec.reads_the_path_record())
+            {
+                config.loss_truth(truth);
+            }
             if let Some(resume) = resume {
                 config.careful_resume(resume);
             }
             Arc::new(config)
         }
     };
-    Controller {
+    Ok(Controller {
         label: spec.name().to_owned(),
         factory,
-    }
+    })
 }
 
 type Factory = Arc<dyn ControllerFactory + Send + Sync>;
@@ -176,6 +204,9 @@ fn hybla_config(spec: &HyblaSpec, mut declared_bdp_bytes: Option<u64>) -> hybla:
         config.loss_classifier(match classifier {
             HyblaClassifier::Threshold => LossClassifier::QueueThreshold,
             HyblaClassifier::LossByQueue => LossClassifier::LossByQueue,
+            // The verdicts come from the path's record (`PathRecord::loss_truth`); the
+            // classifier's own state runs as by default.
+            HyblaClassifier::Truth => LossClassifier::QueueThreshold,
         });
     }
     if let Some(bdp) = declared_bdp_bytes {
@@ -204,7 +235,9 @@ mod tests {
             initial_window: None,
             loss_reduction_factor: None,
         };
-        let factory = super::build(&spec, None, false).factory;
+        let factory = super::build(&spec, None, &PathRecord::default(), "cc")
+            .unwrap()
+            .factory;
         let now = std::time::Instant::now();
         assert_eq!(factory.clone().build(now, 1_472).window(), 12_000);
         assert_eq!(factory.build(now, 12_000).window(), 24_000);
@@ -212,7 +245,9 @@ mod tests {
         let spec = ControllerSpec::Cubic {
             initial_window: Some(30_000),
         };
-        let factory = super::build(&spec, None, false).factory;
+        let factory = super::build(&spec, None, &PathRecord::default(), "cc")
+            .unwrap()
+            .factory;
         assert_eq!(factory.build(now, 12_000).window(), 30_000);
     }
 
@@ -222,7 +257,11 @@ mod tests {
     fn every_registered_controller_builds() {
         for name in scenario::controllers::CONTROLLERS {
             let spec = ControllerSpec::named(name, "cc").unwrap();
-            assert_eq!(build(&spec, Some(1_000_000), false).label, name);
+            let record = PathRecord::default();
+            assert_eq!(
+                build(&spec, Some(1_000_000), &record, "cc").unwrap().label,
+                name
+            );
         }
     }
 }

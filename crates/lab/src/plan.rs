@@ -156,7 +156,17 @@ pub fn sim_config(
     for (index, flow) in scenario.flows.iter().enumerate() {
         let controller_spec = flow_controller(flow, spec)?;
         let declared_bdp = declared_bdp_bytes(scenario, index);
-        let controller = controllers::build(&controller_spec, Some(declared_bdp), true);
+        let loss_truth = controller_spec
+            .reads_the_path_record()
+            .then(|| Arc::new(sim::PathLossTruth::default()));
+        let record = controllers::PathRecord {
+            record_losses: true,
+            loss_truth: loss_truth
+                .clone()
+                .map(|truth| truth as Arc<dyn hybla::LossTruth>),
+        };
+        let field = format!("flow[{index}].cc");
+        let controller = controllers::build(&controller_spec, Some(declared_bdp), &record, &field)?;
         let resumed_controller: Option<sim::ResumedController> = controller_spec
             .careful_resume()
             .then(|| -> sim::ResumedController {
@@ -164,9 +174,11 @@ pub fn sim_config(
                     controllers::build_resumed(
                         &controller_spec,
                         Some(declared_bdp),
-                        true,
+                        &record,
+                        &field,
                         Some(resume),
                     )
+                    .expect("the same settings built the flow's first controller")
                     .factory
                 })
             });
@@ -187,6 +199,7 @@ pub fn sim_config(
             qlog: flow.qlog && qlog_dir.is_some(),
             reconnect_after: flow.reconnect_after,
             resumed_controller,
+            loss_truth,
         });
     }
     Ok(SimConfig {

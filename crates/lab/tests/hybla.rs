@@ -73,3 +73,62 @@ fn every_drop_is_counted_by_cause_and_matched_to_its_verdict() {
     let newreno = runs[1].outcome.flows[0].losses;
     assert!(newreno.verdicts.is_none() && newreno.matched.is_none());
 }
+
+/// `classifier = "truth"`: the controller takes each loss as the path's record says it was. On
+/// a 30 ms path with 10 ms of mean jitter (the loss matrix's hardest cell) the classifier takes
+/// some overflow drops as random; with the record, none: a batch is congestion where the
+/// bottleneck dropped one of its packets. A time mismatch between the record and quinn's send
+/// times, or a drop told too late, would show as an overflow drop taken as random here.
+#[test]
+fn with_the_paths_record_as_classifier_every_overflow_drop_is_congestion() {
+    let matched = |classifier: &str| {
+        let jitter = r#"{ distribution = "exponential", mean = "10ms" }"#;
+        let overrides = [
+            "duration=30s".to_owned(),
+            "path.forward.delay=15ms".to_owned(),
+            "path.return.delay=15ms".to_owned(),
+            "path.forward.loss=1%".to_owned(),
+            "path.return.loss=1%".to_owned(),
+            format!("path.forward.jitter={jitter}"),
+            format!("path.return.jitter={jitter}"),
+            format!("flow.cc_params.classifier=\"{classifier}\""),
+        ];
+        let overrides: Vec<&str> = overrides.iter().map(String::as_str).collect();
+        let scenario = common::shipped("reproduce/loss-matrix.toml", &overrides);
+        let runs = common::run(&scenario, &[common::spec(1)]);
+        let losses = runs[0].outcome.flows[0].losses;
+        assert!(
+            losses.random_losses > 100 && losses.queue_drops > 50,
+            "{classifier}: {losses:?}"
+        );
+        losses.matched.unwrap()
+    };
+    let guessed = matched("threshold");
+    assert!(guessed.queue_drops_as_random > 0, "{guessed:?}");
+    let told = matched("truth");
+    assert_eq!(told.queue_drops_as_random, 0, "{told:?}");
+    assert_eq!(told.queue_drop_accuracy, Some(1.0));
+    // A random loss declared in the same batch as an overflow drop is taken with it (quinn
+    // gives one verdict per batch): the record's verdicts stay short of all random losses.
+    assert!(told.random_loss_accuracy.unwrap() > 0.85, "{told:?}");
+}
+
+/// Real time has no record of why a packet was lost: the truth classifier is refused before
+/// anything starts, naming the field.
+#[test]
+fn the_real_time_backend_refuses_the_truth_classifier_naming_the_field() {
+    let scenario = common::shipped(
+        "thesis-geo.toml",
+        &["flow.cc=\"hybla\"", "flow.cc_params.classifier=\"truth\""],
+    );
+    let err = lab::emu_backend::run(
+        &scenario,
+        &common::spec(1),
+        &std::sync::atomic::AtomicBool::new(false),
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("flow[0].cc_params.classifier"), "{err}");
+    assert!(err.contains("simulator"), "{err}");
+}

@@ -181,6 +181,13 @@ impl<P> Path<P> {
         self.drops.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
+    /// The packets lost since the last [`Path::take_drops`], in the order they were lost, left
+    /// in the log: a caller that follows the drops as they happen reads the ones past its
+    /// last reading.
+    pub fn recorded_drops(&self) -> &[DropRecord] {
+        self.drops.as_deref().unwrap_or_default()
+    }
+
     /// Adds a flow with its own access delay (the real-time relay learns its flows as
     /// clients appear); returns its index.
     pub fn add_flow(&mut self, access_delay: Duration) -> usize {

@@ -69,6 +69,24 @@ pub struct HyblaSpec {
     pub careful_resume: bool,
 }
 
+impl HyblaSpec {
+    /// These parameters with every one `over` sets replacing this one's (`careful_resume`
+    /// when either asks): a study's parameters for every Hybla flow of its scenarios.
+    pub fn overlaid(&self, over: &HyblaSpec) -> HyblaSpec {
+        HyblaSpec {
+            rtt0: over.rtt0.or(self.rtt0),
+            initial_ssthresh: over.initial_ssthresh.or(self.initial_ssthresh),
+            growth: over.growth.or(self.growth),
+            initial_window: over.initial_window.or(self.initial_window),
+            loss_reduction_factor: over.loss_reduction_factor.or(self.loss_reduction_factor),
+            base_rtt_window: over.base_rtt_window.or(self.base_rtt_window),
+            competing: over.competing.or(self.competing),
+            classifier: over.classifier.or(self.classifier),
+            careful_resume: over.careful_resume || self.careful_resume,
+        }
+    }
+}
+
 /// Hybla's `competing` choices: the window's growth per RTT while the bottleneck is shared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HyblaCompeting {
@@ -89,6 +107,9 @@ pub enum HyblaClassifier {
     Threshold,
     /// The same, or a fuller queue losing twice as often as an emptier one (`"loss-by-queue"`).
     LossByQueue,
+    /// No guess: the simulator's record of why each packet was lost (`"truth"`), the bound of
+    /// any classifier; an instrument for studies, which the real-time backends cannot give.
+    Truth,
 }
 
 /// Hybla's `initial_ssthresh` choices.
@@ -124,6 +145,12 @@ impl ControllerSpec {
             | ControllerSpec::Bbr { initial_window } => *initial_window,
             ControllerSpec::Hybla(spec) => spec.initial_window,
         }
+    }
+
+    /// Whether the controller takes its loss verdicts from the path's record of every drop
+    /// (Hybla's `classifier = "truth"`), which only the simulator keeps.
+    pub fn reads_the_path_record(&self) -> bool {
+        matches!(self, ControllerSpec::Hybla(spec) if spec.classifier == Some(HyblaClassifier::Truth))
     }
 
     /// Whether the flow's next connection resumes from what this one measured (Hybla's
@@ -365,9 +392,10 @@ fn hybla_spec(
                 spec.classifier = Some(match string_param(&field, value)? {
                     "threshold" => HyblaClassifier::Threshold,
                     "loss-by-queue" => HyblaClassifier::LossByQueue,
+                    "truth" => HyblaClassifier::Truth,
                     other => {
                         return Err(invalid(format!(
-                            "{other:?}: expected \"threshold\" (default) or \"loss-by-queue\""
+                            "{other:?}: expected \"threshold\" (default), \"loss-by-queue\" or \"truth\" (the simulator's record, simulator only)"
                         )));
                     }
                 });
@@ -451,6 +479,12 @@ mod tests {
         assert_eq!(hybla.loss_reduction_factor, Some(0.5));
         assert_eq!(hybla.competing, Some(HyblaCompeting::Reno));
         assert_eq!(hybla.classifier, Some(HyblaClassifier::LossByQueue));
+        assert!(!ControllerSpec::Hybla(hybla).reads_the_path_record());
+        assert!(
+            flags(&["classifier=\"truth\""])
+                .unwrap()
+                .reads_the_path_record()
+        );
         let err = flags(&["classifier=\"spike\""]).unwrap_err();
         assert_eq!(err.field, "--cc-param.classifier");
         assert!(err.problem.contains("\"loss-by-queue\""), "{err}");
@@ -463,6 +497,25 @@ mod tests {
             err.to_string(),
             "--cc-param \"rtt0\": expected key=value, e.g. rtt0=25ms"
         );
+    }
+
+    #[test]
+    fn an_overlay_replaces_the_parameters_it_sets_and_keeps_the_rest() {
+        let own = HyblaSpec {
+            rtt0: Some(Duration::from_millis(50)),
+            classifier: Some(HyblaClassifier::LossByQueue),
+            ..HyblaSpec::default()
+        };
+        let over = HyblaSpec {
+            classifier: Some(HyblaClassifier::Truth),
+            initial_window: Some(30_000),
+            ..HyblaSpec::default()
+        };
+        let both = own.overlaid(&over);
+        assert_eq!(both.rtt0, Some(Duration::from_millis(50)));
+        assert_eq!(both.classifier, Some(HyblaClassifier::Truth));
+        assert_eq!(both.initial_window, Some(30_000));
+        assert_eq!(own.overlaid(&HyblaSpec::default()), own);
     }
 
     fn hybla_with(key: &str, value: toml::Value) -> Result<ControllerSpec, FieldError> {

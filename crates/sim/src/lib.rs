@@ -21,7 +21,7 @@ mod transport;
 pub use app::{App, AppError, AppOutcome, AppSpec, Context};
 pub use determinism::{CID_LEN, FrozenClock, SeededCidGenerator, seed_bytes};
 pub use driver::{Control, FlowApp, FlowConfig, ResumedController, SimConfig, SimError, run};
-pub use losses::LossAccounting;
+pub use losses::{LossAccounting, PathLossTruth};
 pub use outcome::{
     AppSample, ConnectionOutcome, EmulatorDrops, EmulatorLateness, FlowEnd, FlowOutcome,
     LinkSample, ResumeOutcome, ResumeTransitionOutcome, RunOutcome, Sample, SavedPathOutcome,

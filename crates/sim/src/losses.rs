@@ -11,7 +11,8 @@
 //! a connection that ended, an MTU probe); a batch that covers no drop declared packets that
 //! were not lost (reordering, an early timer), or only packets an earlier batch covered.
 
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +104,38 @@ pub struct Batch {
     pub newest_sent: Duration,
     /// How it was taken.
     pub verdict: LossVerdict,
+}
+
+/// A flow's drops as the path makes them, told to its controller
+/// ([`hybla::LossTruth`], Hybla's `classifier = "truth"`): the simulator records each of the
+/// data sender's drops here when the path makes it, before any acknowledgement can show it
+/// missing, so a loss batch's verdict is the path's, not a guess.
+#[derive(Debug, Default)]
+pub struct PathLossTruth {
+    /// (send time, congestion), in send order.
+    drops: Mutex<Vec<(Instant, bool)>>,
+}
+
+impl PathLossTruth {
+    /// Records a drop of a packet sent at `sent` (a full buffer or an AQM drop when
+    /// `congestion`, else link corruption). Drops come in the order the path makes them, not
+    /// always in send order (a corrupted packet is lost at the link, after the buffer that
+    /// refused a later one).
+    pub fn record(&self, sent: Instant, congestion: bool) {
+        let mut drops = self.drops.lock().unwrap_or_else(|e| e.into_inner());
+        let at = drops.partition_point(|(t, _)| *t <= sent);
+        drops.insert(at, (sent, congestion));
+    }
+}
+
+impl hybla::LossTruth for PathLossTruth {
+    fn congestion_between(&self, after: Option<Instant>, newest: Instant) -> Option<bool> {
+        let drops = self.drops.lock().unwrap_or_else(|e| e.into_inner());
+        let start = after.map_or(0, |after| drops.partition_point(|(t, _)| *t <= after));
+        let end = drops.partition_point(|(t, _)| *t <= newest);
+        let span = drops.get(start..end).filter(|span| !span.is_empty())?;
+        Some(span.iter().any(|(_, congestion)| *congestion))
+    }
 }
 
 /// Matches `drops` (any order) to `batches` (in the order they happened).

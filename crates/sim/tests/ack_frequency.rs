@@ -126,6 +126,7 @@ fn first_data_ack(transport: TransportSettings) -> Duration {
             qlog: false,
             reconnect_after: None,
             resumed_controller: None,
+            loss_truth: None,
         }],
         qlog_dir: None,
     };

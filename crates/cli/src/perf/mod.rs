@@ -102,7 +102,15 @@ fn controller(
     resume: Option<hybla::ResumeParams>,
 ) -> anyhow::Result<Arc<dyn ControllerFactory + Send + Sync>> {
     let spec = scenario::controllers::ControllerSpec::from_flags(name, params)?;
-    Ok(lab::controllers::build_resumed(&spec, declared_bdp_bytes, false, resume).factory)
+    let record = lab::controllers::PathRecord::default();
+    Ok(
+        lab::controllers::build_resumed(&spec, declared_bdp_bytes, &record, "--cc", resume)
+            .map_err(|e| scenario::FieldError {
+                field: e.field.replace("--cc_params", "--cc-param"),
+                problem: e.problem,
+            })?
+            .factory,
+    )
 }
 
 /// Whether `--cc` names a controller that implements Careful Resume.

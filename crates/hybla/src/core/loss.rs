@@ -78,12 +78,22 @@ impl Hybla {
 
     /// How a loss batch whose newest packet met a queue of `queue` (the reading around its send
     /// time, or the latest one when none is kept from then) and which lost `in_a_row` packets
-    /// in a row at most is taken.
-    pub(super) fn classify(&self, queue: Duration, persistent: bool, in_a_row: u64) -> LossVerdict {
+    /// in a row at most is taken; `truth`, where the caller knows it, instead of the
+    /// classifier's guess.
+    pub(super) fn classify(
+        &self,
+        queue: Duration,
+        persistent: bool,
+        in_a_row: u64,
+        truth: Option<LossVerdict>,
+    ) -> LossVerdict {
         // ρ = 1 (RTT ≤ RTT0): Hybla is NewReno ([Caini2004] §3.1), and NewReno takes every loss
         // for congestion. The random-loss extension is for paths that Hybla compensates.
         if self.params.growth == Growth::Seed || persistent || self.rho <= 1.0 {
             return LossVerdict::Congestion;
+        }
+        if let Some(verdict) = truth {
+            return verdict;
         }
         // A loss share above what random loss on a satellite link reaches: a policer, or an
         // overflow too short for the RTT samples to show; or, over a sample large enough to

@@ -770,6 +770,20 @@ impl Hybla {
         persistent: bool,
         lost_bytes: u64,
     ) {
+        self.on_congestion_event_with_truth(now, sent, persistent, lost_bytes, None);
+    }
+
+    /// [`Self::on_congestion_event`], the batch's verdict given as `truth` where the caller
+    /// knows why its packets were lost ([`HyblaConfig::loss_truth`](crate::HyblaConfig::loss_truth)):
+    /// it replaces the classifier's, within the rules that take every loss as congestion.
+    pub fn on_congestion_event_with_truth(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        persistent: bool,
+        lost_bytes: u64,
+        truth: Option<LossVerdict>,
+    ) {
         self.loss_seen = true;
         if lost_bytes > 0 {
             self.last_loss_at = Some(now);
@@ -790,7 +804,7 @@ impl Hybla {
             }
             let queue = reading.unwrap_or(self.queue.delay());
             let in_a_row = self.loss_runs.on_lost(sent, lost_bytes);
-            let verdict = self.classify(queue, persistent, in_a_row);
+            let verdict = self.classify(queue, persistent, in_a_row, truth);
             if self.params.loss_classifier == LossClassifier::LossByQueue
                 && verdict == LossVerdict::Congestion
                 && !persistent

@@ -149,8 +149,9 @@ pub fn run_with_qlog(
         controllers.push(controllers::build(
             &spec,
             Some(crate::plan::declared_bdp_bytes(scenario, index)),
-            false,
-        ));
+            &controllers::PathRecord::default(),
+            &format!("flow[{index}].cc"),
+        )?);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

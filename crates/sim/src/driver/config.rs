@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use quinn_proto::congestion::ControllerFactory;
 
-use netsim::PathConfig;
+use netsim::{Direction, PathConfig};
 
 use sched::SchedulerSpec;
 
 use crate::app::AppSpec;
+use crate::losses::PathLossTruth;
 use quinn_satellite::TransportSettings;
 
 /// One flow of a run.
@@ -44,6 +45,9 @@ pub struct FlowConfig {
     /// The data sender's controller for a connection that resumes from what the flow's
     /// previous connection saved (Careful Resume, RFC 9959); `None`: connections never resume.
     pub resumed_controller: Option<ResumedController>,
+    /// Where the path tells the flow's controller why each of its data packets was lost, as it
+    /// happens (Hybla's `classifier = "truth"`); `None`: nobody asks.
+    pub loss_truth: Option<Arc<PathLossTruth>>,
 }
 
 /// Builds a controller factory resuming from a saved path (e.g. Hybla's
@@ -63,6 +67,7 @@ impl std::fmt::Debug for FlowConfig {
             .field("transport", &self.transport)
             .field("reconnect_after", &self.reconnect_after)
             .field("resumes", &self.resumed_controller.is_some())
+            .field("loss_truth", &self.loss_truth.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -83,6 +88,14 @@ impl FlowConfig {
         self.apps
             .first()
             .map_or(Sender::Server, |app| app.spec.data_sender())
+    }
+
+    /// The way the flow's data crosses the bottleneck (from its [`Self::data_sender`]).
+    pub fn data_direction(&self) -> Direction {
+        match self.data_sender() {
+            Sender::Server => Direction::Forward,
+            Sender::Client => Direction::Return,
+        }
     }
 }
 

@@ -182,6 +182,7 @@ impl<'a> Simulation<'a> {
             queue_meter: netsim::MeanQueueMeter::default(),
             buf: Vec::with_capacity(2048),
             datagrams: 0,
+            drops_told: 0,
         })
     }
 

@@ -246,10 +246,7 @@ impl<'a> Simulation<'a> {
     fn loss_accounting(&self, index: usize, drops: &[netsim::DropRecord]) -> crate::LossAccounting {
         let flow = &self.flows[index];
         let config = &self.config.flows[index];
-        let direction = match config.data_sender() {
-            Sender::Server => Direction::Forward,
-            Sender::Client => Direction::Return,
-        };
+        let direction = config.data_direction();
         let stats = self.path.flow_stats(index, direction);
         let ground_truth: Vec<losses::Drop> = drops
             .iter()

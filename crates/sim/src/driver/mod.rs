@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
-use netsim::Path;
+use netsim::{DropCause, Path};
 
 use crate::app::AppError;
 use crate::outcome::{AppSample, LinkSample, RunOutcome, Sample};
@@ -110,6 +110,8 @@ struct Simulation<'a> {
     queue_meter: netsim::MeanQueueMeter,
     buf: Vec<u8>,
     datagrams: u64,
+    /// How many of the path's recorded drops the flows' loss truths have been told of.
+    drops_told: usize,
 }
 
 impl<'a> Simulation<'a> {
@@ -155,6 +157,23 @@ impl<'a> Simulation<'a> {
 
     fn instant(&self, t: Duration) -> Instant {
         self.base + t
+    }
+
+    /// Tells each flow that asks ([`FlowConfig::loss_truth`]) of its data sender's packets the
+    /// path dropped since the last call. Called before every delivery: the acknowledgement
+    /// that lets quinn declare a packet lost left the receiver after the packet's drop.
+    fn tell_drops(&mut self) {
+        let drops = self.path.recorded_drops();
+        for drop in &drops[self.drops_told.min(drops.len())..] {
+            let config = &self.config.flows[drop.flow];
+            if let Some(truth) = &config.loss_truth
+                && drop.direction == config.data_direction()
+                && drop.cause != DropCause::Oversize
+            {
+                truth.record(self.base + drop.sent_at, drop.cause.is_congestion());
+            }
+        }
+        self.drops_told = drops.len();
     }
 
     fn next_event(&self, next_sample: Duration) -> Option<Duration> {

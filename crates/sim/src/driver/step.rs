@@ -20,6 +20,7 @@ use super::{SimError, Simulation};
 impl<'a> Simulation<'a> {
     pub(super) fn deliver(&mut self, now: Duration) {
         while let Some(delivery) = self.path.poll(now) {
+            self.tell_drops();
             self.datagrams += 1;
             let flow = &mut self.flows[delivery.flow];
             let (receiver, sender_address) = match delivery.direction {

@@ -66,6 +66,7 @@ pub fn single_flow(
             qlog: false,
             reconnect_after: None,
             resumed_controller: None,
+            loss_truth: None,
         }],
         qlog_dir: None,
     }

@@ -193,7 +193,7 @@ fn run_scenarios(
         .collect();
     let mut jobs: Vec<Job> = Vec::new();
     for scenario in scenarios {
-        jobs.extend(runner::jobs(scenario, &specs, None)?);
+        jobs.extend(super::jobs(ctx, scenario, &specs)?);
     }
     Ok(runner::run_jobs(
         &jobs,

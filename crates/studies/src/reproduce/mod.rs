@@ -15,9 +15,11 @@ use std::sync::atomic::AtomicBool;
 
 use crate::ideal::IdealError;
 use chart::PlotError;
-use lab::runner::{Progress, RunError};
+use lab::runner::{self, Job, Progress, RunError};
 use report::output::OutputError;
 use scenario::ScenarioError;
+use scenario::controllers::{ControllerSpec, HyblaSpec};
+use scenario::{RunSpec, Scenario};
 
 pub use experiments::EXPERIMENTS;
 
@@ -96,6 +98,10 @@ pub struct Context<'a> {
     /// chance, and the loss matrix, whose jitter cells vary by a few points between seeds; the
     /// other experiments run seed 1. At least 1.
     pub seeds: u64,
+    /// Parameters every Hybla flow of every experiment runs with, over its own (e.g.
+    /// `classifier = "truth"`, to measure what the rules give with a perfect classifier);
+    /// the default changes nothing.
+    pub hybla: &'a HyblaSpec,
     /// Progress of the runs.
     pub progress: &'a dyn Progress,
     /// Stops everything.
@@ -129,6 +135,33 @@ pub fn run(ids: &[String], ctx: &Context) -> Result<Vec<Section>, ReproduceError
         }
     }
     Ok(sections)
+}
+
+/// The jobs of `scenario` for `specs`, each Hybla flow with the study's parameters
+/// ([`Context::hybla`]) over its own: every experiment's runs are built here.
+fn jobs(ctx: &Context, scenario: &Scenario, specs: &[RunSpec]) -> Result<Vec<Job>, RunError> {
+    if *ctx.hybla == HyblaSpec::default() {
+        return runner::jobs(scenario, specs, None);
+    }
+    let mut jobs = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let mut scenario = scenario.clone();
+        for flow in &mut scenario.flows {
+            // `--cc hybla` would replace a flow's controller with Hybla's defaults: the
+            // parameters go onto those.
+            let own = match (&spec.cc_override, &flow.controller) {
+                (Some(cc), controller) if cc != controller.name() => {
+                    ControllerSpec::named(cc, "--cc")?
+                }
+                (_, controller) => controller.clone(),
+            };
+            if let ControllerSpec::Hybla(own) = own {
+                flow.controller = ControllerSpec::Hybla(own.overlaid(ctx.hybla));
+            }
+        }
+        jobs.extend(runner::jobs(&scenario, std::slice::from_ref(spec), None)?);
+    }
+    Ok(jobs)
 }
 
 /// The PASS/FAIL overview: (experiment, criterion, measured, pass).
@@ -270,6 +303,7 @@ mod tests {
             quick: true,
             threads: 1,
             seeds: 1,
+            hybla: &HyblaSpec::default(),
             progress: &lab::runner::Silent,
             cancel: &AtomicBool::new(false),
         };

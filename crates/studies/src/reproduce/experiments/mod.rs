@@ -100,14 +100,8 @@ pub(super) fn run_controllers(
             seed: 1,
         })
         .collect();
-    let runs = runner::run_all(
-        scenario,
-        &specs,
-        None,
-        ctx.threads,
-        ctx.progress,
-        ctx.cancel,
-    )?;
+    let jobs = super::jobs(ctx, scenario, &specs)?;
+    let runs = runner::run_jobs(&jobs, ctx.threads, ctx.progress, ctx.cancel, &|_, _| {})?;
     output::write_all(&ctx.out.join(dir), scenario, 1, 1, &runs)?;
     let summaries = runs
         .iter()
@@ -147,7 +141,7 @@ pub(super) fn run_pairs_over_seeds(
                 seed,
             })
             .collect();
-        jobs.extend(runner::jobs(scenario, &specs, None)?);
+        jobs.extend(super::jobs(ctx, scenario, &specs)?);
     }
     let runs = runner::run_jobs(&jobs, ctx.threads, ctx.progress, ctx.cancel, &|_, _| {})?;
     Ok(runs

@@ -180,7 +180,7 @@ fn rtt_sweep(
             cc_override: None,
             seed: 1,
         };
-        jobs.extend(runner::jobs(scenario, &[own], None)?);
+        jobs.extend(super::super::jobs(ctx, scenario, &[own])?);
     }
     let runs = runner::run_jobs(&jobs, ctx.threads, ctx.progress, ctx.cancel, &|_, _| {})?;
     let summaries: Vec<RunSummary> = runs
