@@ -54,8 +54,8 @@ mod resume;
 mod truth;
 
 pub use crate::core::{
-    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossClassifier, LossRecord,
-    LossTally, LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE,
+    CompetingGrowth, Growth, Hybla, HyblaParams, InitialSsthresh, LossClassifier, LossContext,
+    LossRecord, LossTally, LossVerdict, MAX_WINDOW_BYTES, Phase, RANDOM_LOSS_MAX_RATE,
 };
 pub use crate::quinn::{
     HyblaConfig, LossReport, ResumeState, loss_report_of, resume_state_of, rfc9002_initial_window,

@@ -285,7 +285,18 @@ impl QueueMonitor {
     /// The queue when a packet sent at `sent` crossed the bottleneck: the smallest sample of
     /// packets sent within half a filter window of it, − base RTT. `None` with no sample there.
     pub(crate) fn at_send_time(&self, sent: Duration, base: Duration) -> Option<Duration> {
-        let half = Self::filter_window(base) / 2;
+        self.around_send_time(sent, base, Self::filter_window(base) / 2)
+    }
+
+    /// The smallest sample of packets sent within `half` of `sent`, − base RTT: with `half`
+    /// half a round, jitter that the filter window leaves is stripped further, at the cost of
+    /// a queue that changed within the round (the loss study's second reading, `losses.csv`).
+    pub(crate) fn around_send_time(
+        &self,
+        sent: Duration,
+        base: Duration,
+        half: Duration,
+    ) -> Option<Duration> {
         let start = self.history.partition_point(|&(s, _)| s + half < sent);
         self.history
             .range(start..)

@@ -192,7 +192,7 @@ impl ControllerFactory for HyblaConfig {
 }
 
 /// What a Hybla controller says of the losses it saw: how it took each batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LossReport {
     /// Batches and bytes by verdict.

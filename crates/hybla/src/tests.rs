@@ -594,14 +594,19 @@ fn every_loss_batch_is_counted_and_recorded_with_its_verdict() {
     params.record_losses = true;
     let mut recorded = Hybla::new(params, MSS);
     recorded.on_congestion_event(now, now - MS(10), true, 3 * MSS);
+    let [record] = recorded.loss_records() else {
+        panic!("{:?}", recorded.loss_records())
+    };
     assert_eq!(
-        recorded.loss_records(),
-        &[LossRecord {
-            sent: now - MS(10),
-            lost_bytes: 3 * MSS,
-            verdict: LossVerdict::Congestion
-        }]
+        (record.sent, record.lost_bytes, record.verdict),
+        (now - MS(10), 3 * MSS, LossVerdict::Congestion)
     );
+    // With what the classifier saw: the window it judged at, the loss share of the sample.
+    assert_eq!(
+        record.seen.window_bytes,
+        random.params().initial_window_bytes
+    );
+    assert!(record.seen.loss_share > 0.0);
 }
 
 // ---- the loss classifier and the growth around the pipe (pipe-aware) ---------------------------

@@ -113,6 +113,66 @@ fn with_the_paths_record_as_classifier_every_overflow_drop_is_congestion() {
     assert!(told.random_loss_accuracy.unwrap() > 0.85, "{told:?}");
 }
 
+/// `losses.csv` holds every loss batch once: summed over its rows, the path's drops by the
+/// verdict of their batch are summary.json's matched counts, and the file reads back as
+/// written. A batch left out, counted twice or given another batch's drops would show here.
+#[test]
+fn the_loss_batches_file_adds_up_to_the_matched_counts() {
+    let jitter = r#"{ distribution = "exponential", mean = "10ms" }"#;
+    let overrides = [
+        "duration=20s".to_owned(),
+        "path.forward.delay=15ms".to_owned(),
+        "path.return.delay=15ms".to_owned(),
+        "path.forward.loss=1%".to_owned(),
+        "path.return.loss=1%".to_owned(),
+        format!("path.forward.jitter={jitter}"),
+        format!("path.return.jitter={jitter}"),
+    ];
+    let overrides: Vec<&str> = overrides.iter().map(String::as_str).collect();
+    let scenario = common::shipped("reproduce/loss-matrix.toml", &overrides);
+    let runs = common::run(&scenario, &[common::spec(1)]);
+    let outcome = &runs[0].outcome;
+    let pairs = [("hybla", outcome)];
+    assert!(report::loss_batches::has_loss_batches(&pairs));
+    let mut written = Vec::new();
+    report::loss_batches::write_csv(&mut written, &pairs).unwrap();
+    let rows = report::loss_batches::read_csv(written.as_slice()).unwrap();
+    let flow = &outcome.flows[0];
+    assert_eq!(rows.len(), flow.loss_batches.len());
+    let sum = |verdict: &str, field: fn(&report::loss_batches::Row) -> u64| -> u64 {
+        rows.iter()
+            .filter(|r| r.verdict == verdict)
+            .map(field)
+            .sum()
+    };
+    let m = flow.losses.matched.unwrap();
+    assert!(
+        m.queue_drops_as_congestion > 0 && m.random_losses_as_random > 0,
+        "{m:?}"
+    );
+    assert_eq!(
+        sum("congestion", |r| r.queue_drops),
+        m.queue_drops_as_congestion
+    );
+    assert_eq!(sum("random", |r| r.queue_drops), m.queue_drops_as_random);
+    assert_eq!(
+        sum("random", |r| r.random_losses),
+        m.random_losses_as_random
+    );
+    assert_eq!(
+        sum("congestion", |r| r.random_losses),
+        m.random_losses_as_congestion
+    );
+    let v = flow.losses.verdicts.unwrap();
+    assert_eq!(
+        rows.iter().filter(|r| r.verdict == "congestion").count() as u64,
+        v.congestion_batches
+    );
+    let lost: u64 = rows.iter().map(|r| r.lost_bytes).sum();
+    assert_eq!(lost, v.congestion_bytes + v.random_bytes);
+    assert!(rows.iter().all(|r| r.flow == flow.name && r.seed == 1));
+}
+
 /// Real time has no record of why a packet was lost: the truth classifier is refused before
 /// anything starts, naming the field.
 #[test]

@@ -671,6 +671,7 @@ mod tests {
             bottleneck_forward: FlowLinkStats::default(),
             bottleneck_return: FlowLinkStats::default(),
             losses: sim::LossAccounting::default(),
+            loss_batches: Vec::new(),
             connections: Vec::new(),
         }
     }

@@ -9,6 +9,7 @@
 pub mod compare;
 pub mod evaluation;
 pub mod ipflows;
+pub mod loss_batches;
 pub mod media;
 pub mod output;
 pub mod periods;

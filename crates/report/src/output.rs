@@ -209,6 +209,17 @@ pub fn write_all(
     })?;
     written.push(csv_path);
 
+    if crate::loss_batches::has_loss_batches(&pairs) {
+        let losses_path = dir.join("losses.csv");
+        crate::loss_batches::write_csv(create(&losses_path)?, &pairs).map_err(|source| {
+            OutputError::Csv {
+                path: losses_path.clone(),
+                source,
+            }
+        })?;
+        written.push(losses_path);
+    }
+
     if runs
         .iter()
         .any(|r| crate::media::has_media_or_bulk(&r.outcome))

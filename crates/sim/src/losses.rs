@@ -138,33 +138,75 @@ impl hybla::LossTruth for PathLossTruth {
     }
 }
 
-/// Matches `drops` (any order) to `batches` (in the order they happened).
-pub fn match_losses(drops: &[Drop], batches: &[Batch]) -> MatchedLosses {
+/// One loss batch of a flow's classifying controller, on the run's clock, with what the path
+/// did to the packets it declared: a classifier's rules studied against the truth.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchOutcome {
+    /// Send time of its newest packet.
+    pub newest_sent: Duration,
+    /// Bytes it declared lost.
+    pub lost_bytes: u64,
+    /// How it was taken.
+    pub verdict: LossVerdict,
+    /// What the controller saw when it judged it.
+    pub seen: hybla::LossContext,
+    /// The path's drops it declared, by cause.
+    pub drops: DropCounts,
+}
+
+/// Drops of the path by cause: a full buffer or an AQM (congestion), or link corruption.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DropCounts {
+    /// Queue and AQM drops.
+    pub congestion: u64,
+    /// Random (link) losses.
+    pub random: u64,
+}
+
+/// The path's drops each batch declared, in batch order, and those no batch declared: `drops`
+/// (any order) matched to `batches` (in the order they happened), each drop to the first batch
+/// whose newest packet was sent no earlier than it.
+pub fn drops_per_batch(drops: &[Drop], batches: &[Batch]) -> (Vec<DropCounts>, DropCounts) {
     let mut drops = drops.to_vec();
     drops.sort_by_key(|d| d.sent_at);
-    let mut m = MatchedLosses::default();
+    let count = |drops: &[Drop]| DropCounts {
+        congestion: drops.iter().filter(|d| d.congestion).count() as u64,
+        random: drops.iter().filter(|d| !d.congestion).count() as u64,
+    };
     let mut next = 0;
-    for batch in batches {
-        let end = next + drops[next..].partition_point(|d| d.sent_at <= batch.newest_sent);
-        if end == next {
+    let per_batch = batches
+        .iter()
+        .map(|batch| {
+            let end = next + drops[next..].partition_point(|d| d.sent_at <= batch.newest_sent);
+            let counts = count(&drops[next..end]);
+            next = end;
+            counts
+        })
+        .collect();
+    (per_batch, count(&drops[next..]))
+}
+
+/// Matches `drops` (any order) to `batches` (in the order they happened).
+pub fn match_losses(drops: &[Drop], batches: &[Batch]) -> MatchedLosses {
+    let (per_batch, undeclared) = drops_per_batch(drops, batches);
+    let mut m = MatchedLosses {
+        queue_drops_undeclared: undeclared.congestion,
+        random_losses_undeclared: undeclared.random,
+        ..MatchedLosses::default()
+    };
+    for (batch, counts) in batches.iter().zip(per_batch) {
+        if counts == DropCounts::default() {
             m.batches_without_drops += 1;
         }
-        for drop in &drops[next..end] {
-            let counter = match (drop.congestion, batch.verdict) {
-                (true, LossVerdict::Congestion) => &mut m.queue_drops_as_congestion,
-                (true, LossVerdict::Random) => &mut m.queue_drops_as_random,
-                (false, LossVerdict::Random) => &mut m.random_losses_as_random,
-                (false, LossVerdict::Congestion) => &mut m.random_losses_as_congestion,
-            };
-            *counter += 1;
-        }
-        next = end;
-    }
-    for drop in &drops[next..] {
-        if drop.congestion {
-            m.queue_drops_undeclared += 1;
-        } else {
-            m.random_losses_undeclared += 1;
+        match batch.verdict {
+            LossVerdict::Congestion => {
+                m.queue_drops_as_congestion += counts.congestion;
+                m.random_losses_as_congestion += counts.random;
+            }
+            LossVerdict::Random => {
+                m.queue_drops_as_random += counts.congestion;
+                m.random_losses_as_random += counts.random;
+            }
         }
     }
     m.with_accuracies()

@@ -74,6 +74,11 @@ pub struct FlowOutcome {
     /// The data sender's lost packets by cause, and how its controller took them (a flow
     /// that reconnected: its last connection's).
     pub losses: crate::LossAccounting,
+    /// Each loss batch of the data sender's classifying controller (Hybla), with what it saw
+    /// and what the path did to the packets (the connection `losses` counts); empty for
+    /// controllers that do not classify. Written as `losses.csv`, not with the outcome.
+    #[serde(skip)]
+    pub loss_batches: Vec<crate::losses::BatchOutcome>,
     /// Each connection of a flow that reconnected (`reconnect_after`), in order; empty for a
     /// flow of one connection (whose numbers are all above).
     pub connections: Vec<ConnectionOutcome>,

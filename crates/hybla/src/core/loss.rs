@@ -42,7 +42,7 @@ pub struct LossTally {
 
 /// One loss-detection batch as the controller took it. Built by the controller only; it may
 /// gain fields (what the classifier saw), hence `#[non_exhaustive]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct LossRecord {
     /// Send time of the newest packet in the batch (quinn reports no other), since the
@@ -52,10 +52,77 @@ pub struct LossRecord {
     pub lost_bytes: u64,
     /// How it was taken.
     pub verdict: LossVerdict,
+    /// What the classifier saw, for studies of its rules against the path's record.
+    pub seen: LossContext,
+}
+
+/// What the controller knew when it judged a loss batch: the classifier's inputs and the state
+/// its rules read. A study matches these against why the packets were really lost (a
+/// simulator's record) to see which signal tells the two causes apart, and where.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[non_exhaustive]
+pub struct LossContext {
+    /// The queue reading around the newest lost packet's send time (or the latest one).
+    pub queue: Duration,
+    /// The flow's own queue budget then.
+    pub budget: Duration,
+    /// The highest queue reading of the last 10 s.
+    pub highest_queue: Duration,
+    /// Packets lost in a row, at most, counted as the batch arrived.
+    pub in_a_row: u64,
+    /// The congestion window before the verdict, bytes.
+    pub window_bytes: u64,
+    /// The pipe estimate (windowed-max delivery rate × base RTT), bytes.
+    pub pipe_bytes: Option<u64>,
+    /// The base RTT.
+    pub base_rtt: Option<Duration>,
+    /// Whether the flow judged the bottleneck shared (the competing mode).
+    pub competing: bool,
+    /// Whether the queue reading was the path's noise (see the classifier's noise rules).
+    pub queue_is_noise: bool,
+    /// Share of lost bytes in the loss sample.
+    pub loss_share: f64,
+    /// The queue over a whole round around the newest lost packet's send time (the smallest
+    /// sample of packets sent within half a base RTT of it), where samples from then are kept:
+    /// a reading with more of the jitter stripped, for comparison with `queue`.
+    pub queue_over_round: Option<Duration>,
+    /// The standing queue (smallest sample of the last round) when the batch was declared.
+    pub standing_queue: Duration,
 }
 
 impl Hybla {
-    pub(super) fn record_loss(&mut self, sent: Duration, lost_bytes: u64, verdict: LossVerdict) {
+    /// What the classifier sees of a batch whose newest packet, sent at `sent`, met `queue` and which lost
+    /// `in_a_row` packets in a row: recorded with its verdict where asked.
+    pub(super) fn loss_context(
+        &self,
+        sent: Duration,
+        queue: Duration,
+        in_a_row: u64,
+    ) -> LossContext {
+        let base = self.base_rtt.get().unwrap_or(self.params.rtt0);
+        LossContext {
+            queue_over_round: self.queue.around_send_time(sent, base, base / 2),
+            standing_queue: self.queue.standing(),
+            queue,
+            budget: self.queue.budget(),
+            highest_queue: self.queue.highest(),
+            in_a_row,
+            window_bytes: self.cwnd_bytes,
+            pipe_bytes: self.pipe_bytes(),
+            base_rtt: self.base_rtt.get(),
+            competing: self.competing(),
+            queue_is_noise: self.queue_reading_is_noise(),
+            loss_share: self.loss_rate(),
+        }
+    }
+
+    pub(super) fn record_loss(
+        &mut self,
+        sent: Duration,
+        lost_bytes: u64,
+        verdict: LossVerdict,
+        seen: LossContext,
+    ) {
         let tally = &mut self.loss_tally;
         match verdict {
             LossVerdict::Congestion => {
@@ -72,6 +139,7 @@ impl Hybla {
                 sent,
                 lost_bytes,
                 verdict,
+                seen,
             });
         }
     }

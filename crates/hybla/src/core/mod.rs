@@ -48,7 +48,7 @@ mod growth;
 mod loss;
 mod params;
 
-pub use loss::{LossRecord, LossTally, LossVerdict};
+pub use loss::{LossContext, LossRecord, LossTally, LossVerdict};
 #[cfg(test)]
 pub(crate) use params::STARTUP_GAIN_PER_ROUND;
 pub use params::{
@@ -804,6 +804,10 @@ impl Hybla {
             }
             let queue = reading.unwrap_or(self.queue.delay());
             let in_a_row = self.loss_runs.on_lost(sent, lost_bytes);
+            let seen = self
+                .params
+                .record_losses
+                .then(|| self.loss_context(sent, queue, in_a_row));
             let verdict = self.classify(queue, persistent, in_a_row, truth);
             if self.params.loss_classifier == LossClassifier::LossByQueue
                 && verdict == LossVerdict::Congestion
@@ -811,7 +815,7 @@ impl Hybla {
             {
                 self.note_low_queue_congestion(now, queue);
             }
-            self.record_loss(sent, lost_bytes, verdict);
+            self.record_loss(sent, lost_bytes, verdict, seen.unwrap_or_default());
             verdict
         };
         if verdict == LossVerdict::Congestion {

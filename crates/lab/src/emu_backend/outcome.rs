@@ -134,6 +134,8 @@ pub(super) fn outcome(
             bottleneck_forward: bottleneck[0],
             bottleneck_return: bottleneck[1],
             losses,
+            // Real time knows no drop's cause, and keeps no verdict log.
+            loss_batches: Vec::new(),
             connections: Vec::new(),
         });
     }

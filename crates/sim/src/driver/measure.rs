@@ -242,8 +242,13 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// The data sender's drops matched against its controller's loss verdicts.
-    fn loss_accounting(&self, index: usize, drops: &[netsim::DropRecord]) -> crate::LossAccounting {
+    /// The data sender's drops matched against its controller's loss verdicts, in all and per
+    /// loss batch.
+    fn loss_accounting(
+        &self,
+        index: usize,
+        drops: &[netsim::DropRecord],
+    ) -> (crate::LossAccounting, Vec<losses::BatchOutcome>) {
         let flow = &self.flows[index];
         let config = &self.config.flows[index];
         let direction = config.data_direction();
@@ -264,25 +269,41 @@ impl<'a> Simulation<'a> {
             .as_ref()
             .and_then(|(_, c)| probe::inner_of(c.congestion_state().clone_box()))
             .and_then(hybla::loss_report_of);
-        let matched = report.as_ref().and_then(|report| {
-            let batches: Vec<losses::Batch> = report
-                .records
-                .as_ref()?
-                .iter()
-                .map(|r| losses::Batch {
-                    newest_sent: (report.epoch + r.sent).saturating_duration_since(self.base),
-                    verdict: r.verdict,
-                })
-                .collect();
-            Some(losses::match_losses(&ground_truth, &batches))
-        });
-        crate::LossAccounting {
+        let records = report
+            .as_ref()
+            .and_then(|r| r.records.as_deref())
+            .unwrap_or(&[]);
+        let batches: Vec<losses::Batch> = records
+            .iter()
+            .zip(report.iter().flat_map(|r| std::iter::repeat(r.epoch)))
+            .map(|(r, epoch)| losses::Batch {
+                newest_sent: (epoch + r.sent).saturating_duration_since(self.base),
+                verdict: r.verdict,
+            })
+            .collect();
+        let recorded = report.as_ref().is_some_and(|r| r.records.is_some());
+        let matched = recorded.then(|| losses::match_losses(&ground_truth, &batches));
+        let (per_batch, _) = losses::drops_per_batch(&ground_truth, &batches);
+        let outcomes = records
+            .iter()
+            .zip(&batches)
+            .zip(per_batch)
+            .map(|((record, batch), drops)| losses::BatchOutcome {
+                newest_sent: batch.newest_sent,
+                lost_bytes: record.lost_bytes,
+                verdict: record.verdict,
+                seen: record.seen,
+                drops,
+            })
+            .collect();
+        let accounting = crate::LossAccounting {
             queue_drops: stats.queue_drops,
             aqm_drops: stats.early_drops,
             random_losses: stats.random_losses,
             verdicts: report.map(|r| r.tally.into()),
             matched,
-        }
+        };
+        (accounting, outcomes)
     }
 
     pub(super) fn finish(mut self, end_time: Duration) -> RunOutcome {
@@ -311,6 +332,7 @@ impl<'a> Simulation<'a> {
                     .unwrap_or_default();
                 apps = Self::merged_app_outcomes(&connections);
             }
+            let (losses, loss_batches) = self.loss_accounting(index, &drops);
             flows.push(FlowOutcome {
                 name: config.name.clone(),
                 cc: config.cc.clone(),
@@ -323,7 +345,8 @@ impl<'a> Simulation<'a> {
                 sender: sender_stats,
                 bottleneck_forward: self.path.flow_stats(index, Direction::Forward),
                 bottleneck_return: self.path.flow_stats(index, Direction::Return),
-                losses: self.loss_accounting(index, &drops),
+                losses,
+                loss_batches,
                 connections,
             });
         }
