@@ -39,6 +39,7 @@ class Batch:
     window_bytes: int
     pipe_bytes: int | None
     base_rtt_s: float
+    queue_over_round_ms: float | None
     queue_drops: int
     random_losses: int
 
@@ -61,6 +62,7 @@ def read(path: str) -> list[Batch]:
                     window_bytes=int(row["window_bytes"]),
                     pipe_bytes=int(row["pipe_bytes"]) if row["pipe_bytes"] else None,
                     base_rtt_s=float(row["base_rtt_ms"] or 0.0) / 1e3,
+                    queue_over_round_ms=float(row["queue_over_round_ms"]) if row["queue_over_round_ms"] else None,
                     queue_drops=int(row["queue_drops"]),
                     random_losses=int(row["random_losses"]),
                 )
@@ -98,6 +100,10 @@ def rules(batches: list[Batch]):
     yield "queue >= 3/4 of the highest", lambda b: b.queue_ms >= 0.75 * b.highest_queue_ms
     yield "window >= 1.9 pipes", lambda b: b.pipe_bytes is not None and b.window_bytes >= 1.9 * b.pipe_bytes
     yield "in a row, or queue >= 2 budgets", lambda b: b.in_a_row >= 2 or b.queue_ms >= 2 * b.budget_ms
+    for budgets in (2.0, 2.5, 3.0):
+        yield f"in a row, or queue over a round >= {budgets:g} budgets", lambda b, k=budgets: (
+            b.in_a_row >= 2 or (b.queue_over_round_ms is not None and b.queue_over_round_ms >= k * b.budget_ms)
+        )
     for rounds in (1.0, 2.0):
         yield f"in a row, or <= {rounds:g} RTT after one", near_a_run_of_losses(batches, rounds, True)
         yield f"in a row, or <= {rounds:g} RTT from one (held)", near_a_run_of_losses(batches, rounds, False)
