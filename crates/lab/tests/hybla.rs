@@ -74,6 +74,27 @@ fn every_drop_is_counted_by_cause_and_matched_to_its_verdict() {
     assert!(newreno.verdicts.is_none() && newreno.matched.is_none());
 }
 
+/// The loss matrix's hardest cell, seed 1: 30 ms, 1 % loss both ways, 10 ms of mean jitter on
+/// both links, for `duration`, with Hybla's `classifier` where given.
+fn run_jitter_cell(duration: &str, classifier: Option<&str>) -> Vec<report::CompletedRun> {
+    let jitter = r#"{ distribution = "exponential", mean = "10ms" }"#;
+    let mut overrides = vec![
+        format!("duration={duration}"),
+        "path.forward.delay=15ms".to_owned(),
+        "path.return.delay=15ms".to_owned(),
+        "path.forward.loss=1%".to_owned(),
+        "path.return.loss=1%".to_owned(),
+        format!("path.forward.jitter={jitter}"),
+        format!("path.return.jitter={jitter}"),
+    ];
+    if let Some(classifier) = classifier {
+        overrides.push(format!("flow.cc_params.classifier=\"{classifier}\""));
+    }
+    let overrides: Vec<&str> = overrides.iter().map(String::as_str).collect();
+    let scenario = common::shipped("reproduce/loss-matrix.toml", &overrides);
+    common::run(&scenario, &[common::spec(1)])
+}
+
 /// `classifier = "truth"`: the controller takes each loss as the path's record says it was. On
 /// a 30 ms path with 10 ms of mean jitter (the loss matrix's hardest cell) the classifier takes
 /// some overflow drops as random; with the record, none: a batch is congestion where the
@@ -82,20 +103,7 @@ fn every_drop_is_counted_by_cause_and_matched_to_its_verdict() {
 #[test]
 fn with_the_paths_record_as_classifier_every_overflow_drop_is_congestion() {
     let matched = |classifier: &str| {
-        let jitter = r#"{ distribution = "exponential", mean = "10ms" }"#;
-        let overrides = [
-            "duration=30s".to_owned(),
-            "path.forward.delay=15ms".to_owned(),
-            "path.return.delay=15ms".to_owned(),
-            "path.forward.loss=1%".to_owned(),
-            "path.return.loss=1%".to_owned(),
-            format!("path.forward.jitter={jitter}"),
-            format!("path.return.jitter={jitter}"),
-            format!("flow.cc_params.classifier=\"{classifier}\""),
-        ];
-        let overrides: Vec<&str> = overrides.iter().map(String::as_str).collect();
-        let scenario = common::shipped("reproduce/loss-matrix.toml", &overrides);
-        let runs = common::run(&scenario, &[common::spec(1)]);
+        let runs = run_jitter_cell("30s", Some(classifier));
         let losses = runs[0].outcome.flows[0].losses;
         assert!(
             losses.random_losses > 100 && losses.queue_drops > 50,
@@ -118,19 +126,7 @@ fn with_the_paths_record_as_classifier_every_overflow_drop_is_congestion() {
 /// written. A batch left out, counted twice or given another batch's drops would show here.
 #[test]
 fn the_loss_batches_file_adds_up_to_the_matched_counts() {
-    let jitter = r#"{ distribution = "exponential", mean = "10ms" }"#;
-    let overrides = [
-        "duration=20s".to_owned(),
-        "path.forward.delay=15ms".to_owned(),
-        "path.return.delay=15ms".to_owned(),
-        "path.forward.loss=1%".to_owned(),
-        "path.return.loss=1%".to_owned(),
-        format!("path.forward.jitter={jitter}"),
-        format!("path.return.jitter={jitter}"),
-    ];
-    let overrides: Vec<&str> = overrides.iter().map(String::as_str).collect();
-    let scenario = common::shipped("reproduce/loss-matrix.toml", &overrides);
-    let runs = common::run(&scenario, &[common::spec(1)]);
+    let runs = run_jitter_cell("20s", None);
     let outcome = &runs[0].outcome;
     let pairs = [("hybla", outcome)];
     assert!(report::loss_batches::has_loss_batches(&pairs));
